@@ -1,0 +1,1 @@
+"""torchlint's runtime probe (installed as `torchlint.runtime_probe`); needs torch."""

@@ -1,0 +1,167 @@
+"""The `torchlint` command: parses flags, prints, exits. All work happens in `api`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable, NoReturn, Sequence, TypeVar
+
+import click
+
+from torchlint import __version__
+from torchlint.config import Config, ConfigError, discover_config, load_config
+from torchlint.discovery import MissingPathError
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def fail(message: str) -> NoReturn:
+    click.echo(f"torchlint: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def split_codes(values: Sequence[str]) -> tuple[str, ...] | None:
+    if not values:
+        return None
+    return tuple(code.strip() for value in values for code in value.split(",") if code.strip())
+
+
+def resolve_config(config_file: str | None, isolated: bool, paths: Sequence[str]) -> Config:
+    if isolated:
+        return Config()
+    if config_file:
+        return load_config(Path(config_file))
+    start = Path(paths[0]) if paths and os.path.exists(paths[0]) else Path.cwd()
+    return discover_config(start)
+
+
+def config_options(func: F) -> F:
+    func = click.option(
+        "--isolated", is_flag=True, help="Ignore every configuration file; use the defaults and flags only."
+    )(func)
+    func = click.option(
+        "--config",
+        "config_file",
+        type=click.Path(exists=True, dir_okay=False),
+        help="Read settings from this pyproject.toml or torchlint.toml instead of the nearest one.",
+    )(func)
+    return func
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="torchlint")
+def main() -> None:
+    """torchlint: catch the bugs people really make in PyTorch training code."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--select", multiple=True, help="Rule codes, prefixes or names to enable (comma-separated).")
+@click.option("--ignore", multiple=True, help="Rule codes, prefixes or names to disable (comma-separated).")
+@click.option("--format", "output_format", default="text", show_default=True, help="Output format.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE.")
+@click.option("--exit-zero", is_flag=True, help="Exit with 0 even when there are findings.")
+@click.option("--statistics", is_flag=True, help="Show how many findings each rule produced.")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings only: no source lines, no summary.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: the CPU count).")
+@config_options
+def check(
+    paths: tuple[str, ...],
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    output_format: str,
+    output: str | None,
+    exit_zero: bool,
+    statistics: bool,
+    quiet: bool,
+    jobs: int | None,
+    config_file: str | None,
+    isolated: bool,
+) -> None:
+    """Check PATHS (default: the current folder) for PyTorch training bugs."""
+    from torchlint import api
+    from torchlint.report import ReportContext, formats, render
+    from torchlint.registry import all_rules
+    from torchlint.rule import RuleMeta
+    from torchlint.sources import read_lines
+
+    if output_format not in formats():
+        fail(f"unknown format {output_format!r}; choose one of {', '.join(formats())}")
+    targets = list(paths) or ["."]
+    try:
+        config = resolve_config(config_file, isolated, targets)
+        config = config.with_overrides(select=split_codes(select), ignore=split_codes(ignore))
+        result = api.check_paths(targets, config, jobs=jobs)
+    except ConfigError as exc:
+        fail(str(exc))
+    except MissingPathError as exc:
+        fail(f"no such file or folder: {', '.join(exc.paths)}")
+    context = ReportContext(
+        files_checked=result.files_checked,
+        rules=tuple(RuleMeta.of(rule) for rule in all_rules()),
+        show_source=not quiet and output is None,
+        show_summary=not quiet,
+        statistics=statistics,
+        version=__version__,
+        read_lines=read_lines,
+    )
+    text = render(output_format, result.findings, context)
+    if output:
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            fail(f"cannot write {output}: {exc.strerror or exc}")
+    else:
+        click.echo(text, nl=False)
+    for error in result.internal_errors:
+        click.echo(f"torchlint: internal error in {error.filename}: {error.message}", err=True)
+    if result.internal_errors:
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_FINDINGS if result.findings and not exit_zero else EXIT_CLEAN)
+
+
+@main.command("rules")
+def list_rules() -> None:
+    """List every rule: code, name and summary."""
+    from torchlint.registry import all_rules
+
+    rules = all_rules()
+    width = max((len(rule.NAME) for rule in rules), default=0)
+    for rule in rules:
+        click.echo(f"{rule.CODE}  {rule.NAME:<{width}}  {rule.SUMMARY}")
+
+
+@main.command()
+@click.argument("rule")
+def explain(rule: str) -> None:
+    """Print the documentation of RULE (a code such as TL001, or a name)."""
+    from torchlint.registry import rule_by_code_or_name
+
+    found = rule_by_code_or_name(rule)
+    if found is None:
+        fail(f"unknown rule {rule!r}; `torchlint rules` lists them")
+    fix = "available" if found.fixable() else "none"
+    click.echo(f"# {found.CODE} {found.NAME}\n\n{found.SUMMARY}\n\nSeverity: {found.SEVERITY.value}. Autofix: {fix}.\n")
+    click.echo(found.doc())
+
+
+def run() -> None:
+    """Entry point that turns any unexpected exception into a clear one-line error."""
+    try:
+        main(standalone_mode=True)
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        click.echo("torchlint: interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # last line of defence: never a traceback for the user
+        if os.environ.get("TORCHLINT_DEBUG"):
+            raise
+        click.echo(
+            f"torchlint: internal error: {type(exc).__name__}: {exc} (set TORCHLINT_DEBUG=1 for a traceback)",
+            err=True,
+        )
+        sys.exit(EXIT_ERROR)

@@ -1,0 +1,46 @@
+"""Output formats. Each format is one module of this package with `NAME` and `render`;
+adding a format is adding a module."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable, Protocol, Sequence
+
+from torchlint.finding import Finding
+from torchlint.rule import RuleMeta
+
+
+@dataclass(frozen=True)
+class ReportContext:
+    files_checked: int
+    rules: tuple[RuleMeta, ...]
+    show_source: bool = True
+    show_summary: bool = True
+    statistics: bool = False
+    version: str = ""
+    cwd: Path = field(default_factory=Path.cwd)
+    # Source lines of a reported file, for snippets; empty when unreadable.
+    read_lines: Callable[[Path], list[str]] = lambda path: []
+
+
+class Renderer(Protocol):
+    def __call__(self, findings: Sequence[Finding], context: ReportContext) -> str: ...
+
+
+@lru_cache(maxsize=1)
+def formats() -> dict[str, Renderer]:
+    found: dict[str, Renderer] = {}
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        name = getattr(module, "NAME", None)
+        if name:
+            found[name] = module.render
+    return dict(sorted(found.items()))
+
+
+def render(format_name: str, findings: Sequence[Finding], context: ReportContext) -> str:
+    return formats()[format_name](findings, context)
