@@ -541,3 +541,233 @@ def first(items: Iterable[N], predicate: Callable[[N], bool]) -> N | None:
         if predicate(item):
             return item
     return None
+
+
+# ---------------------------------------------------------------------------
+# Training-loop events: backward passes, optimizer steps and gradient clears.
+
+_OPTIMIZER_WORDS = frozenset(
+    "sgd adam adamw adamax nadam radam lbfgs rmsprop rprop adagrad adadelta asgd lion lamb lars "
+    "adafactor sophia sophiag muon shampoo novograd adabelief prodigy optimizer optimiser".split()
+)
+_OPTIMIZER_FACTORY = re.compile(r"(?i)^(create|build|get|make|init|configure|setup)_?optimi[sz]ers?\w*$")
+# Objects with a `.step()` that is not an optimizer step.
+_NOT_OPTIMIZER_WORDS = frozenset(
+    "scaler lr warmup env envs sampler engine policy trainer model loader ema swa".split()
+)
+_CLEAR_HELPER = re.compile(r"(?i)(zero_?grads?|clear_?grads?|reset_?grads?|grads?_to_none|set_grads?_none)")
+_NAME_TOKENS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def name_tokens(name: str) -> list[str]:
+    """`optimizerG` -> [optimizer, g]; `d_opt2` -> [d, opt, 2]; `FusedAdam` -> [fused, adam]."""
+    return [t.lower() for part in name.split("_") for t in _NAME_TOKENS.findall(part)]
+
+
+def _says_not_optimizer(tokens: list[str]) -> bool:
+    return any(t.startswith("sched") or t in _NOT_OPTIMIZER_WORDS for t in tokens)
+
+
+def name_says_optimizer(name: str | None) -> bool:
+    if not name:
+        return False
+    tokens = name_tokens(name)
+    if _says_not_optimizer(tokens):
+        return False
+    return any(t.startswith("optim") or t in ("opt", "opts") for t in tokens)
+
+
+def is_optimizer_class(name: str) -> bool:
+    tokens = name_tokens(name)
+    return name[:1].isupper() and not _says_not_optimizer(tokens) and any(t in _OPTIMIZER_WORDS for t in tokens)
+
+
+@dataclass
+class Training:
+    """Where a module runs backward passes, optimizer steps and gradient clears."""
+
+    idx: Index
+    backward: list[cst.Call]
+    steps: list[cst.Call]
+    clears: list[cst.CSTNode]
+    # For each step call: the expression of the optimizer it steps.
+    stepped: dict[int, cst.BaseExpression]
+
+    def optimizer_of(self, step: cst.Call) -> cst.BaseExpression:
+        return self.stepped[id(step)]
+
+    def events_in(self, kind: list[N], scope: cst.CSTNode, funcs: Functions) -> list[N]:
+        """Events of `kind` that run when `scope` runs: inside it or in local functions it reaches."""
+        found: dict[int, N] = {}
+        for root in (scope, *(f for f in funcs.reachable(scope) if f is not scope)):
+            lo, hi = self.idx.order(root), self.idx.end(root)
+            for event in kind:
+                if lo <= self.idx.order(event) <= hi:
+                    found[id(event)] = event
+        return list(found.values())
+
+
+def training(ctx: FileContext) -> Training:
+    return ctx.analysis(_build_training)
+
+
+def _bound_optimizers(idx: Index, imps: Imports) -> set[str]:
+    """Dotted names assigned an optimizer: `torch.optim` (or other known) classes,
+    optimizer factories, and `*.prepare(...)` / `deepspeed.initialize(...)` results."""
+    bound: set[str] = set()
+    for assign in idx.nodes(cst.Assign):
+        value = assign.value
+        if not isinstance(value, cst.Call):
+            continue
+        callee = imps.callee(value) or ""
+        short = callee.rsplit(".", 1)[-1]
+        unpacked = short in ("prepare", "initialize") and (
+            short == "prepare" or callee.startswith("deepspeed")
+        )
+        is_optimizer = (
+            (callee.startswith("torch.optim.") and "lr_scheduler" not in callee and short[:1].isupper())
+            or is_optimizer_class(short)
+            or _OPTIMIZER_FACTORY.match(short) is not None
+        )
+        if not (is_optimizer or unpacked):
+            continue
+        for target in assign.targets:
+            elements = (
+                [e.value for e in target.target.elements]
+                if isinstance(target.target, (cst.Tuple, cst.List))
+                else [target.target]
+            )
+            for element in elements:
+                name = dotted(element)
+                if name and (is_optimizer or not _says_not_optimizer(name_tokens(last_name(element) or ""))):
+                    bound.add(name)
+    return bound
+
+
+def _is_scaler(expr: cst.BaseExpression, scalers: set[str]) -> bool:
+    name = last_name(expr) or ""
+    return "scaler" in name.lower() or dotted(expr) in scalers
+
+
+def _build_training(ctx: FileContext) -> Training:
+    idx = index(ctx)
+    imps = imports(ctx)
+    optimizers = _bound_optimizers(idx, imps)
+    scalers = {
+        name
+        for assign in idx.nodes(cst.Assign)
+        if isinstance(assign.value, cst.Call) and (imps.callee(assign.value) or "").endswith("GradScaler")
+        for target in assign.targets
+        if (name := dotted(target.target))
+    }
+    calls = idx.nodes(cst.Call)
+    backward: list[cst.Call] = []
+    engines: set[str] = set()
+    for call in calls:
+        name = method_name(call) or callee_name(call)
+        if name in ("backward", "manual_backward"):
+            backward.append(call)
+            owner = receiver(call)
+            if owner is not None and call.args and name == "backward":
+                # `engine.backward(loss)`: DeepSpeed-style engines clear gradients in `step()`.
+                owner_name = dotted(owner)
+                if owner_name:
+                    engines.add(owner_name)
+    steps: list[cst.Call] = []
+    stepped: dict[int, cst.BaseExpression] = {}
+    clears: list[cst.CSTNode] = []
+    for call in calls:
+        name = method_name(call)
+        owner = receiver(call)
+        if name == "step" and owner is not None:
+            owner_name = dotted(owner)
+            if _is_scaler(owner, scalers):
+                args = positional(call)
+                if args:
+                    steps.append(call)
+                    stepped[id(call)] = args[0].value
+            elif owner_name not in engines and (
+                name_says_optimizer(last_name(owner)) or (owner_name is not None and owner_name in optimizers)
+            ):
+                steps.append(call)
+                stepped[id(call)] = owner
+        elif name == "zero_grad" or _CLEAR_HELPER.search(callee_name(call) or ""):
+            clears.append(call)
+        elif name in ("zero_", "fill_", "mul_", "detach_") and owner is not None and _is_grad_attr(owner):
+            clears.append(call)
+    for assign in idx.nodes(cst.Assign):
+        if any(_is_grad_attr(t.target) for t in assign.targets):
+            clears.append(assign)
+    for delete in idx.nodes(cst.Del):
+        if _is_grad_attr(delete.target):
+            clears.append(delete)
+    clears.sort(key=idx.order)
+    return Training(idx, backward, steps, clears, stepped)
+
+
+def _is_grad_attr(expr: cst.BaseExpression) -> bool:
+    """`p.grad`, `p.grad.data`: the gradient of a tensor."""
+    while isinstance(expr, cst.Attribute):
+        if expr.attr.value == "grad":
+            return True
+        expr = expr.value
+    return False
+
+
+def loops_run_by(idx: Index, funcs: Functions, scope: cst.CSTNode) -> list[cst.For | cst.While]:
+    """Loops inside `scope` or in local functions it reaches."""
+    found: dict[int, cst.For | cst.While] = {}
+    for root in funcs.reachable(scope):
+        for loop in idx.within(root, cst.For, cst.While):
+            if loop is not scope:
+                found[id(loop)] = loop
+    return list(found.values())
+
+
+# ---------------------------------------------------------------------------
+# Execution order within one function.
+
+
+@dataclass(frozen=True)
+class Step:
+    """A call (or `a @ b`) in the order it executes, with the loops it runs in."""
+
+    node: cst.CSTNode
+    loops: tuple[cst.For | cst.While, ...]
+
+
+_NOT_INLINE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def execution_order(scope: cst.CSTNode) -> list[Step]:
+    """Calls and matrix products of `scope`, each loop body taken once, in execution order:
+    operands before operations (`model(x).sum().item()` yields `model(x)`, `.sum()`, `.item()`),
+    both branches of an `if` in turn. Nested functions and classes are not inlined."""
+    out: list[Step] = []
+    roots: Sequence[cst.CSTNode]
+    if isinstance(scope, cst.Module):
+        roots = scope.body
+    elif isinstance(scope, cst.FunctionDef):
+        roots = [scope.body]
+    else:
+        roots = [scope]
+    stack: list[tuple[cst.CSTNode, tuple[cst.For | cst.While, ...], bool]] = [(r, (), False) for r in reversed(roots)]
+    while stack:
+        node, loops, expanded = stack.pop()
+        if expanded:
+            if isinstance(node, cst.Call) or (
+                isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply)
+            ):
+                out.append(Step(node, loops))
+            continue
+        stack.append((node, loops, True))
+        for child in reversed(children(node)):
+            if isinstance(child, _NOT_INLINE):
+                continue
+            inner = loops
+            if (isinstance(node, cst.For) and child is node.body) or (
+                isinstance(node, cst.While) and child in (node.body, node.test)
+            ):
+                inner = (*loops, node)
+            stack.append((child, inner, False))
+    return out
