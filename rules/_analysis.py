@@ -592,9 +592,29 @@ class Training:
     clears: list[cst.CSTNode]
     # For each step call: the expression of the optimizer it steps.
     stepped: dict[int, cst.BaseExpression]
+    # Optimizer name -> the model whose parameters it was built from, where known.
+    models: dict[str, str | None]
 
     def optimizer_of(self, step: cst.Call) -> cst.BaseExpression:
         return self.stepped[id(step)]
+
+    def clears_gradients_of(self, clear: cst.CSTNode, step: cst.Call) -> bool:
+        """Whether `clear` may clear the gradients that `step` applies.
+
+        Only `X.zero_grad()` of something that is plainly another network's optimizer, or
+        another optimizer's model, is ruled out (a GAN clearing one side only)."""
+        if not (isinstance(clear, cst.Call) and method_name(clear) == "zero_grad"):
+            return True
+        cleared = dotted(receiver(clear)) if receiver(clear) is not None else None  # type: ignore[arg-type]
+        stepped = dotted(self.optimizer_of(step))
+        if cleared is None or stepped is None or cleared == stepped:
+            return True
+        others = {dotted(e) for e in self.stepped.values()} - {stepped}
+        if cleared in others:
+            return False
+        own_model = self.models.get(stepped)
+        other_models = {self.models.get(o) for o in others if o is not None} - {None}
+        return not (own_model is not None and cleared != own_model and cleared in other_models)
 
     def events_in(self, kind: list[N], scope: cst.CSTNode, funcs: Functions) -> list[N]:
         """Events of `kind` that run when `scope` runs: inside it or in local functions it reaches."""
@@ -611,10 +631,11 @@ def training(ctx: FileContext) -> Training:
     return ctx.analysis(_build_training)
 
 
-def _bound_optimizers(idx: Index, imps: Imports) -> set[str]:
+def _bound_optimizers(idx: Index, imps: Imports) -> dict[str, str | None]:
     """Dotted names assigned an optimizer: `torch.optim` (or other known) classes,
-    optimizer factories, and `*.prepare(...)` / `deepspeed.initialize(...)` results."""
-    bound: set[str] = set()
+    optimizer factories, and `*.prepare(...)` / `deepspeed.initialize(...)` results; each
+    mapped to the model whose `.parameters()` it optimizes, when the code shows it."""
+    bound: dict[str, str | None] = {}
     for assign in idx.nodes(cst.Assign):
         value = assign.value
         if not isinstance(value, cst.Call):
@@ -640,8 +661,18 @@ def _bound_optimizers(idx: Index, imps: Imports) -> set[str]:
             for element in elements:
                 name = dotted(element)
                 if name and (is_optimizer or not _says_not_optimizer(name_tokens(last_name(element) or ""))):
-                    bound.add(name)
+                    bound[name] = _parameters_owner(value) if is_optimizer else None
     return bound
+
+
+def _parameters_owner(call: cst.Call) -> str | None:
+    """`model` for `Adam(model.parameters(), ...)`."""
+    args = positional(call)
+    first_arg = args[0].value if args else None
+    if isinstance(first_arg, cst.Call) and method_name(first_arg) in ("parameters", "named_parameters"):
+        owner = receiver(first_arg)
+        return dotted(owner) if owner is not None else None
+    return None
 
 
 def _is_scaler(expr: cst.BaseExpression, scalers: set[str]) -> bool:
@@ -702,7 +733,7 @@ def _build_training(ctx: FileContext) -> Training:
         if _is_grad_attr(delete.target):
             clears.append(delete)
     clears.sort(key=idx.order)
-    return Training(idx, backward, steps, clears, stepped)
+    return Training(idx, backward, steps, clears, stepped, optimizers)
 
 
 def _is_grad_attr(expr: cst.BaseExpression) -> bool:

@@ -175,6 +175,16 @@ class MissingZeroGrad(Rule):
             errG.backward()
             optimizerG.step()
         """,
+        # Two optimizers over one model's parameters, cleared through the model.
+        """
+        opt_a = torch.optim.SGD(model.encoder.parameters(), lr=0.1)
+        opt_b = torch.optim.Adam(model.head.parameters())
+        for x, y in loader:
+            model.zero_grad()
+            loss_fn(model(x), y).backward()
+            opt_a.step()
+            opt_b.step()
+        """,
         # Accumulation over micro-steps with one clear per outer step (nanoGPT).
         """
         while True:
@@ -304,6 +314,17 @@ class MissingZeroGrad(Rule):
             sgd.step()  # expect: TL001
             step += 1
         """,
+        # A GAN that clears only the discriminator.
+        """
+        opt_g = torch.optim.Adam(gen.parameters())
+        opt_d = torch.optim.Adam(disc.parameters())
+        for real in loader:
+            disc.zero_grad()
+            bce(disc(real), ones).backward()
+            opt_d.step()
+            bce(disc(gen(z)), ones).backward()
+            opt_g.step()  # expect: TL001
+        """,
         # A GAN with two optimizers and no clear at all.
         """
         for real in loader:
@@ -358,7 +379,11 @@ class MissingZeroGrad(Rule):
         reach = _LoopReach(idx, funcs, train)
         for step in train.steps:
             loops = reach.stepping_loops(step)
-            bad = [loop for loop in loops if not reach.events(loop, "clears")]
+            bad = [
+                loop
+                for loop in loops
+                if not any(train.clears_gradients_of(clear, step) for clear in reach.events(loop, "clears"))
+            ]
             if bad:
                 yield self.report(step, self._message(ctx, train, step, bad[0], reach))
 
@@ -368,14 +393,18 @@ class MissingZeroGrad(Rule):
         code = ctx.module.code_for_node
         call = code(step.func) + "()" if not step.args else code(step.func) + "(" + code(step.args[0].value) + ")"
         optimizer = code(train.optimizer_of(step))
+        where = "in this loop"
+        if not reach.idx.contains(loop, step):
+            scope = reach.idx.scope(loop)
+            where = f"in the loop of `{scope.name.value}()`" if isinstance(scope, cst.FunctionDef) else "in a loop"
         if reach.clears_outside(loop):
             return (
-                f"`{call}` runs in this loop but `zero_grad()` only runs outside it (once per "
+                f"`{call}` runs {where} but `zero_grad()` only runs outside that loop (once per "
                 f"outer iteration): gradients accumulate across steps; call `{optimizer}.zero_grad()` "
                 f"inside the loop, once per step"
             )
         return (
-            f"`{call}` runs in this loop but gradients are never cleared: gradients accumulate "
+            f"`{call}` runs {where} but its gradients are never cleared: gradients accumulate "
             f"across iterations; call `{optimizer}.zero_grad()` once per step"
         )
 

@@ -47,7 +47,10 @@ def decode(path: Path, data: bytes) -> SourceFile | Unreadable:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
-        return Unreadable(path, f"invalid encoding declaration: {exc.msg}")
+        if "unknown encoding" in str(exc.msg):
+            return Unreadable(path, f"invalid encoding declaration: {exc.msg}")
+        # Undecodable bytes in the first two lines: let decoding say where.
+        encoding = "utf-8"
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as exc:
