@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 import toy_rules
 from click.testing import CliRunner, Result
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from torchlint import api
 from torchlint.cli import main
@@ -226,3 +228,28 @@ class TestFixes:
         assert check("--fix", "nb.ipynb").exit_code == 0
         want = notebook_text(cell('a = x.to("cuda")'), cell(["b = 1\r\n", 'c = y.to("cuda")\r\n'])).replace("\n", "\r\n")
         assert path.read_bytes() == want.encode()
+
+
+lines_text = st.lists(st.text(st.characters(blacklist_categories=("Cs",)), max_size=12), max_size=6)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    sources=st.lists(st.one_of(lines_text.map("\n".join), lines_text.map(lambda ls: [s + "\n" for s in ls])), max_size=4),
+    indent=st.sampled_from([None, 1, 2]),
+    edit=st.integers(min_value=0, max_value=3),
+)
+def test_rewriting_one_cell_leaves_the_rest_of_the_json_intact(sources: list[Any], indent: int | None, edit: int) -> None:
+    raw = notebook_text(*(cell(s) for s in sources), indent=indent or 0)
+    if indent is None:
+        raw = json.dumps(json.loads(raw), separators=(",", ":"))
+    nb = parse_notebook(raw)
+    assert sum(c.lines for c in nb.cells) == nb.python.count("\n")
+    # Cells that mix newline styles are never rewritten (no fix is offered in them).
+    assert with_cell_sources(nb, {c.number: c.source for c in nb.cells if c.newline}) == raw
+    if edit < len(nb.cells):
+        target = nb.cells[edit]
+        new = parse_notebook(with_cell_sources(nb, {target.number: "changed = 1\n"}))
+        assert json.loads(new.raw)["cells"][edit]["source"] in ("changed = 1\n", "changed = 1", ["changed = 1\n"], ["changed = 1"])
+        others = [c.source for c in new.cells if c.number != target.number]
+        assert others == [c.source for c in nb.cells if c.number != target.number]

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Sequence
 
 from torchlint.finding import PARSE_ERROR_CODE, Edit, Finding
+from torchlint.newlines import newline_style, normalize, restore
 
 # Cell magics whose body is Python; the body of any other cell magic (%%bash,
 # %%writefile, %%html, ...) is not checked.
@@ -51,7 +52,8 @@ class Cell:
     lines: int
     # Cell-relative lines that hold IPython syntax and were masked.
     masked: frozenset[int]
-    crlf: bool = False
+    # The cell's newline style, restored when it is rewritten; None when mixed.
+    newline: str | None = "\n"
 
     def contains(self, line: int) -> bool:
         return self.start <= line < self.start + self.lines
@@ -92,14 +94,13 @@ def parse_notebook(raw: str) -> Notebook:
     for number, item in enumerate(data["cells"], start=1):
         if not isinstance(item, dict) or item.get("cell_type") != "code":
             continue
-        text = _cell_text(item.get("source", ""), number)
-        crlf = "\r\n" in text
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        stored = _cell_text(item.get("source", ""), number)
+        text = normalize(stored)
         lines = text.split("\n")
         if lines[-1] == "":
             lines.pop()
         python, masked = mask_ipython(lines)
-        cells.append(Cell(number, text, start, len(lines), frozenset(masked), crlf))
+        cells.append(Cell(number, text, start, len(lines), frozenset(masked), newline_style(stored)))
         chunks.extend(line + "\n" for line in python)
         start += len(lines)
     return Notebook(raw, tuple(cells), "".join(chunks))
@@ -241,8 +242,9 @@ def _in_cell(finding: Finding, cell: Cell) -> Finding:
     if fix is not None:
         edits = tuple(replace(e, line=e.line - offset, end_line=e.end_line - offset) for e in fix.edits)
         # A fix that reaches into another cell or rewrites masked IPython lines would
-        # corrupt the notebook: offer none.
-        fix = replace(fix, edits=edits) if all(_edit_inside(e, cell) for e in edits) else None
+        # corrupt the notebook, and one in a cell of mixed newlines would change them: offer none.
+        usable = cell.newline is not None and all(_edit_inside(e, cell) for e in edits)
+        fix = replace(fix, edits=edits) if usable else None
     line = finding.line - offset
     end_line = min(finding.end_line - offset, cell.lines)
     end_column = finding.end_column if finding.end_line - offset == end_line else len(_line(cell, end_line)) + 1
@@ -283,8 +285,7 @@ def with_cell_sources(nb: Notebook, sources: dict[int, str]) -> str:
         text = sources[number]
         if not cell.source.endswith("\n") and text.endswith("\n"):
             text = text[:-1]
-        if cell.crlf:
-            text = text.replace("\n", "\r\n")
+        text = restore(text, cell.newline)
         start, end = spans[number]
         pieces.append(nb.raw[pos:start])
         pieces.append(_encode_source(nb.raw[start:end], text, ascii_only))
@@ -296,6 +297,9 @@ def with_cell_sources(nb: Notebook, sources: dict[int, str]) -> str:
 def _encode_source(old: str, text: str, ascii_only: bool) -> str:
     """Encode `text` the way the old `source` value was: one string, or a list of lines
     with the same layout."""
+    value = json.loads(old)
+    if (value if isinstance(value, str) else "".join(value)) == text:
+        return old
     if not old.startswith("["):
         return json.dumps(text, ensure_ascii=ascii_only)
     parts = text.split("\n")

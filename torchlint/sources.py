@@ -11,6 +11,7 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
+from torchlint.newlines import newline_style, normalize, restore
 from torchlint.notebook import Notebook, NotebookError, parse_notebook
 
 DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -76,20 +77,8 @@ def decode(path: Path, data: bytes) -> SourceFile | Unreadable:
         text = text[1:]
     if path.suffix == ".ipynb":
         return _notebook(path, text, len(data), encoding)
-    newline: str | None = "\n"
     # Normalise newlines so that positions agree with the parser's.
-    if "\r" in text:
-        newline = newline_style(text)
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return SourceFile(path, text, len(data), encoding, newline)
-
-
-def newline_style(text: str) -> str | None:
-    crlf = text.count("\r\n")
-    lone_cr = text.count("\r") - crlf
-    lone_lf = text.count("\n") - crlf
-    styles = [style for style, count in (("\r\n", crlf), ("\r", lone_cr), ("\n", lone_lf)) if count]
-    return styles[0] if len(styles) == 1 else (None if styles else "\n")
+    return SourceFile(path, normalize(text), len(data), encoding, newline_style(text))
 
 
 def _notebook(path: Path, text: str, size: int, encoding: str) -> SourceFile | Unreadable:
@@ -126,8 +115,8 @@ def read_cell_lines(path: Path, cell: int) -> list[str]:
 def encode(source: SourceFile, text: str) -> bytes:
     """`text` (new Python with "\n" newlines, or a notebook's new JSON) as the bytes
     `source` was stored in: same encoding, byte order mark and newline style."""
-    if source.notebook is None and source.newline not in (None, "\n"):
-        text = text.replace("\n", source.newline)
+    if source.notebook is None:
+        text = restore(text, source.newline)
     return text.encode(source.encoding)
 
 
