@@ -178,3 +178,18 @@ def test_fix_reports_the_remaining_findings_in_any_format(fmt: str) -> None:
     if fmt == "sarif":
         reported = " ".join(r["ruleId"] for r in json.loads(reported)["runs"][0]["results"])
     assert "TL901" in reported and "TL900" not in reported
+
+
+def test_a_file_that_cannot_be_written_is_a_clear_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write("train.py", b"y = x.cuda()\n")
+
+    def refuse(src: str, dst: str) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr("torchlint.sources.os.replace", refuse)
+    result = check("--fix", "train.py")
+    assert result.exit_code == 1
+    assert "torchlint: train.py: cannot write the fixed file: Permission denied" in result.stderr
+    assert "train.py:1:5: TL900" in result.stdout, "the finding is still reported"
+    assert path.read_bytes() == b"y = x.cuda()\n"
+    assert [p.name for p in Path.cwd().iterdir()] == ["train.py"]

@@ -194,3 +194,9 @@ def test_the_schema_check_rejects_broken_sarif() -> None:
     del log["runs"][0]["tool"]["driver"]["name"]
     with pytest.raises(AssertionError, match="startLine|name"):
         validate_sarif(json.dumps(log))
+
+
+def test_check_help_names_every_format() -> None:
+    help_text = CliRunner().invoke(main, ["check", "--help"]).output
+    for name in formats():
+        assert name in help_text

@@ -62,7 +62,9 @@ def main() -> None:
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--select", multiple=True, help="Rule codes, prefixes or names to enable (comma-separated).")
 @click.option("--ignore", multiple=True, help="Rule codes, prefixes or names to disable (comma-separated).")
-@click.option("--format", "output_format", default="text", show_default=True, help="Output format.")
+@click.option(
+    "--format", "output_format", default="text", show_default=True, help="Output format: text, json, sarif, github or junit."
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE.")
 @click.option("--exit-zero", is_flag=True, help="Exit with 0 even when there are findings.")
 @click.option("--statistics", is_flag=True, help="Show how many findings each rule produced.")
