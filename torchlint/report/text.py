@@ -1,4 +1,5 @@
-"""`path:line:col: CODE [name] message`, the source line under it, and a summary."""
+"""`path:line:col: CODE [name] message` (`path:cell N:line:col:` in notebooks; `[*]` after the
+code when `--fix` can fix it), the source line under it, and a summary."""
 
 from __future__ import annotations
 
