@@ -20,6 +20,7 @@ from torchlint.rules._analysis import (
     keyword,
     method_name,
     positional,
+    receiver,
 )
 
 # ---------------------------------------------------------------------------
@@ -276,7 +277,8 @@ _MATRIX_ATTRS = {"T": "T", "mT": "mT", "mH": "mT", "H": "T"}
 def _arg(call: cst.Call, i: int, name: str) -> cst.BaseExpression | None:
     kw = keyword(call, name)
     if kw is not None:
-        return kw.value
+        value: cst.BaseExpression = kw.value
+        return value
     args = positional(call)
     return args[i].value if len(args) > i else None
 
@@ -356,19 +358,19 @@ class Layouts:
         if not isinstance(expr, cst.Call):
             return None
         method = method_name(expr)
-        if method in _PRODUCER_METHODS and expr.func.value is not None:  # type: ignore[union-attr]
-            receiver = expr.func.value  # type: ignore[union-attr]
+        owner = receiver(expr)
+        if method in _PRODUCER_METHODS and owner is not None:
             qualified = self.imps.qualify(expr.func) or ""
             if qualified == f"torch.{method}" and self.imps.is_imported(expr.func):
                 args = positional(expr)
                 op = producer_op(expr, method, 1)
                 return None if op is None or not args else self._extend(args[0].value, op, depth)
-            if self._is_namespace(receiver):
+            if self._is_namespace(owner):
                 return None
             op = producer_op(expr, method, 0)
-            return None if op is None else self._extend(receiver, op, depth)
-        if method in _STRIDE_KEEPING and keyword(expr, "memory_format") is None:
-            inner = self.chain(expr.func.value, depth + 1)  # type: ignore[union-attr]
+            return None if op is None else self._extend(owner, op, depth)
+        if method in _STRIDE_KEEPING and owner is not None and keyword(expr, "memory_format") is None:
+            inner = self.chain(owner, depth + 1)
             return None if inner is None else Chain(inner.base, inner.ops + (Op("keep", f".{method}()"),))
         qualified = self.imps.qualify(expr.func) or ""
         short = qualified.rpartition(".")[2]
@@ -502,7 +504,7 @@ class Layouts:
                 if isinstance(value, cst.Attribute) and value.attr.value == "shape":
                     subject = value.value
                 elif isinstance(value, cst.Call) and method_name(value) == "size" and not value.args:
-                    subject = value.func.value  # type: ignore[union-attr]
+                    subject = receiver(value)
                 if isinstance(subject, cst.Name):
                     facts.setdefault(subject.value, []).append((self.idx.end(assign), len(target.elements)))
             self._shape_facts[id(scope)] = facts
@@ -968,20 +970,20 @@ class ViewAfterTranspose(Rule):
             sizes = view_sizes(call)
             if sizes is None:
                 continue
+            owner = receiver(call)
             found = found or layouts(ctx)
-            receiver = call.func.value  # type: ignore[attr-defined]
-            chain = found.chain(receiver)
-            if chain is None:
+            chain = found.chain(owner) if owner is not None else None
+            if owner is None or chain is None:
                 continue
             candidates = found.layouts(chain)
             if not candidates or not all(view_impossible(dims, sizes) for dims in candidates):
                 continue
-            yield self._report(ctx, call, receiver, chain)
+            yield self._report(ctx, call, owner, chain)
 
-    def _report(self, ctx: FileContext, call: cst.Call, receiver: cst.BaseExpression, chain: Chain) -> Report:
+    def _report(self, ctx: FileContext, call: cst.Call, owner: cst.BaseExpression, chain: Chain) -> Report:
         label = next((op.label for op in reversed(chain.ops) if op.kind != "keep"), chain.ops[-1].label)
-        text = _short(ctx, receiver)
-        if isinstance(receiver, cst.Name):
+        text = _short(ctx, owner)
+        if isinstance(owner, cst.Name):
             what = f"`{text}` comes from `{label}` and is not contiguous, so `{text}.view(...)`"
         else:
             what = f"`{text}` is not contiguous, so `.view(...)`"
@@ -989,7 +991,7 @@ class ViewAfterTranspose(Rule):
             f"{what} merges dimensions whose strides no longer line up and raises a RuntimeError: "
             f"call `.contiguous()` before `.view(...)`, or use `.reshape(...)`"
         )
-        fixed = cst.Call(func=cst.Attribute(value=receiver, attr=cst.Name("contiguous")))
-        fix = FixSpec("insert `.contiguous()` before `.view(...)`", ((receiver, fixed),))
+        fixed = cst.Call(func=cst.Attribute(value=owner, attr=cst.Name("contiguous")))
+        fix = FixSpec("insert `.contiguous()` before `.view(...)`", ((owner, fixed),))
         attr = call.func.attr if isinstance(call.func, cst.Attribute) else call
         return self.report(attr, message, fix)

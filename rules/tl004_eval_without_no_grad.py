@@ -10,9 +10,11 @@ import libcst as cst
 
 from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
 from torchlint.rules._analysis import (
+    Bindings,
     Functions,
     Imports,
     Index,
+    bindings,
     dotted,
     functions,
     imports,
@@ -31,6 +33,7 @@ _SELF_RETURNING = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bf
 _OPTIMIZER_NAME = re.compile(r"opt|scaler", re.IGNORECASE)
 _FREEZE_NAME = re.compile(r"freeze|requires_grad", re.IGNORECASE)
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_LIGHTNING_EVAL_HOOKS = frozenset({"validation_step", "test_step", "predict_step"})
 # How many levels of callers to follow when asking "is every caller gradient-free?".
 _CALLER_DEPTH = 4
 
@@ -82,6 +85,7 @@ class _Analysis:
         self.idx: Index = index(ctx)
         self.imps: Imports = imports(ctx)
         self.funcs: Functions = functions(ctx)
+        self.bindings: Bindings = bindings(ctx)
         self.calls = self.idx.nodes(cst.Call)
         self.events: dict[int, list[ModeEvent]] = {}
         self._switches: dict[int, list[tuple[int, bool]]] = {}
@@ -128,10 +132,10 @@ class _Analysis:
             if not scope_keys:
                 continue
             for target in assign.targets:
-                key = dotted(target.target)
-                if key in scope_keys and not self._keeps_model(assign, key):
+                rebound = dotted(target.target)
+                if rebound is not None and rebound in scope_keys and not self._keeps_model(assign, rebound):
                     events = self.events[id(self.idx.scope(assign))]
-                    events.append(ModeEvent(key, self.idx.end(assign), "reset", assign))
+                    events.append(ModeEvent(rebound, self.idx.end(assign), "reset", assign))
         for events in self.events.values():
             events.sort(key=lambda e: e.order)
 
@@ -192,9 +196,13 @@ class _Analysis:
     def runs_grad_free(self, node: cst.CSTNode, depth: int = 0) -> bool:
         if self.file_grad_off or in_grad_free_block(self.idx, node, self.imps) or self.switched_off(node):
             return True
+        if self._in_chosen_grad_free_block(node):
+            return True
         scope = self.idx.scope(node)
         if not isinstance(scope, cst.FunctionDef) or depth >= _CALLER_DEPTH:
             return False
+        if self._framework_eval_hook(scope):
+            return True
         cached = self._grad_free.get(id(scope))
         if cached is None:
             self._grad_free[id(scope)] = False  # recursion reads "no"
@@ -202,6 +210,32 @@ class _Analysis:
             cached = bool(sites) and all(self.runs_grad_free(site, depth + 1) for site in sites)
             self._grad_free[id(scope)] = cached
         return cached
+
+    def _in_chosen_grad_free_block(self, node: cst.CSTNode) -> bool:
+        """`with torch.no_grad() if evaluating else nullcontext():`, or a context manager
+        chosen earlier (`ctx = torch.no_grad() if ... else ...; with ctx:`)."""
+        for ancestor in self.idx.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+                return False
+            if isinstance(ancestor, cst.With) and self.idx.contains(ancestor.body, node):
+                if any(self._may_be_grad_free(item.item) for item in ancestor.items):
+                    return True
+        return False
+
+    def _may_be_grad_free(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        if isinstance(expr, cst.IfExp):
+            return self._may_be_grad_free(expr.body, depth) or self._may_be_grad_free(expr.orelse, depth)
+        if isinstance(expr, cst.Name) and depth < 3:
+            binding = self.bindings.seen_by(expr)
+            return binding is not None and binding.value is not None and self._may_be_grad_free(binding.value, depth + 1)
+        return isinstance(expr, cst.Call) and is_grad_free_call(expr, self.imps)
+
+    def _framework_eval_hook(self, func: cst.FunctionDef) -> bool:
+        """Lightning runs `validation_step` / `test_step` / `predict_step` without gradients."""
+        if func.name.value not in _LIGHTNING_EVAL_HOOKS:
+            return False
+        owner = self.funcs.enclosing_class(func)
+        return owner is not None and any("Lightning" in (dotted(base.value) or "") for base in owner.bases)
 
     # -- deliberate gradients -------------------------------------------------
 
@@ -324,7 +358,8 @@ class EvalWithoutNoGrad(Rule):
     False` over its parameters), a function that back-propagates or steps an optimizer
     after the `eval()` (eval-mode training, e.g. frozen batch norm) or asks for input
     gradients (`x.requires_grad_()`), `torch.jit.trace` / `torch.onnx.export` /
-    `torch.compile` / `torch.export` of the model, and `model.generate(...)`.
+    `torch.compile` / `torch.export` of the model, `model.generate(...)`, and a dummy
+    pass in a constructor (`__init__`) that infers the shape of the next layer.
 
     ## Fix safety
     The fix wraps the single statement holding the call (`out = model(x)` or
@@ -487,6 +522,38 @@ class EvalWithoutNoGrad(Rule):
             with torch.no_grad():
                 ema(x)
             return model(x)
+        """,
+        # a context manager chosen by a flag
+        """
+        import contextlib
+        import torch
+        def run(model, x, train):
+            if not train:
+                model.eval()
+            with torch.no_grad() if not train else contextlib.nullcontext():
+                a = model(x)
+            ctx = contextlib.nullcontext() if train else torch.inference_mode()
+            with ctx:
+                b = model(x)
+            return a, b
+        """,
+        # Lightning runs validation_step without gradients
+        """
+        import lightning as L
+        class Module(L.LightningModule):
+            def validation_step(self, batch, batch_idx):
+                self.backbone.eval()
+                return self.backbone(batch[0])
+        """,
+        # a constructor's dummy pass to infer the next layer's shape
+        """
+        from torch import nn
+        class Unet(nn.Module):
+            def __init__(self, encoder, x):
+                super().__init__()
+                middle = nn.Sequential(nn.Conv2d(8, 8, 3), nn.BatchNorm2d(8)).eval()
+                x = middle(x)
+                self.head = nn.Conv2d(x.shape[1], 2, 1)
         """,
         # the call comes before eval() in the function
         """
@@ -658,6 +725,10 @@ class EvalWithoutNoGrad(Rule):
             if not keys:
                 continue
             scope = idx.scope(events[0].call)
+            if isinstance(scope, cst.FunctionDef) and scope.name.value == "__init__":
+                # A constructor's one dummy pass to infer shapes (fastai's DynamicUnet)
+                # is not an evaluation loop.
+                continue
             for call in idx.within(scope, cst.Call):
                 key = self._forward_key(call, keys)
                 if key is None or idx.scope(call) is not scope:
@@ -674,16 +745,14 @@ class EvalWithoutNoGrad(Rule):
     @staticmethod
     def _forward_key(call: cst.Call, keys: set[str]) -> str | None:
         name = dotted(call.func)
-        if name in keys:
+        if name is not None and name in keys:
             return name
-        if method_name(call) == "forward":
-            owner = dotted(receiver(call) or call)
-            if owner in keys:
-                return owner
-        return None
+        owner = receiver(call)
+        owner_name = dotted(owner) if owner is not None and method_name(call) == "forward" else None
+        return owner_name if owner_name is not None and owner_name in keys else None
 
     def _report(self, ctx: FileContext, analysis: _Analysis, call: cst.Call, key: str, event: ModeEvent) -> Report:
-        how = "eval()" if method_name(event.call) == "eval" else "train(False)"  # type: ignore[arg-type]
+        how = "eval()" if isinstance(event.call, cst.Call) and method_name(event.call) == "eval" else "train(False)"
         callee = ctx.module.code_for_node(call.func)
         message = (
             f"`{callee}(...)` runs after `{key}.{how}` with gradients enabled, so autograd records a graph "
@@ -718,6 +787,7 @@ def _returns_any(idx: Index, assign: cst.Assign) -> bool:
     bound = {n.value for t in assign.targets for n in idx.within(t.target, cst.Name)}
     scope = idx.scope(assign)
     for node in idx.within(scope, cst.Return, cst.Yield):
-        if node.value is not None and any(n.value in bound for n in idx.within(node.value, cst.Name)):
+        value = node.value if isinstance(node, (cst.Return, cst.Yield)) else None
+        if isinstance(value, cst.BaseExpression) and any(n.value in bound for n in idx.within(value, cst.Name)):
             return True
     return False
