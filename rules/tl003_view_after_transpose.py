@@ -632,6 +632,9 @@ def _short(ctx: FileContext, node: cst.CSTNode, limit: int = 40) -> str:
 # ---------------------------------------------------------------------------
 # The rule.
 
+# `.T` / `.H` only where the attribute ends: `.Tensor` and `.Tanh` are in every file.
+_MATRIX_TRIGGERS = tuple(f".{attr}{end}" for attr in ("T", "H") for end in ".)]\n ,;")
+
 
 class ViewAfterTranspose(Rule):
     """
@@ -700,20 +703,8 @@ class ViewAfterTranspose(Rule):
     SUMMARY = "`.view(...)` merges dimensions of a transposed (non-contiguous) tensor and raises at runtime"
     TRIGGERS = (
         (".view",),
-        (
-            "transpose",
-            "permute",
-            ".t(",
-            ".T",
-            ".mT",
-            ".mH",
-            ".H",
-            "swapaxes",
-            "swapdims",
-            "movedim",
-            "moveaxis",
-            ".expand(",
-        ),
+        ("transpose", "permute", ".t(", ".mT", ".mH", "swapaxes", "swapdims", "movedim", "moveaxis", ".expand(")
+        + _MATRIX_TRIGGERS,
     )
     CONFIRMED_BY = ("TL003",)
 
