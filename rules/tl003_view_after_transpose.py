@@ -732,6 +732,13 @@ class ViewAfterTranspose(Rule):
         def split_heads(x, t, b, h, d):
             return x.transpose(0, 1).view(b, t, h, d)
         """,
+        # ViT tokens back to an image: (b, n, c) -> (b, c, n) -> (b, c, h, w) only splits
+        """
+        def to_image(x, h, w):
+            b, n, c = x.shape
+            x = x.transpose(1, 2).view(b, c, h, w)
+            return x
+        """,
         # a view of the matmul result, not of the transposed tensor
         """
         def scores(q, k, b, h, t):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterator
 
 import libcst as cst
@@ -90,8 +91,14 @@ class _Analysis:
         self.events: dict[int, list[ModeEvent]] = {}
         self._switches: dict[int, list[tuple[int, bool]]] = {}
         self._grad_free: dict[int, bool] = {}
-        self.frozen = self._frozen_names()
-        self.file_grad_off = self._module_grad_off()
+
+    @cached_property
+    def frozen(self) -> set[str]:
+        return self._frozen_names()
+
+    @cached_property
+    def file_grad_off(self) -> bool:
+        return self._module_grad_off()
 
     # -- modes ----------------------------------------------------------------
 
