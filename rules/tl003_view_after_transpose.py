@@ -665,16 +665,19 @@ class ViewAfterTranspose(Rule):
 
     ## Example
     ```python
-    def merge_heads(y, b, t, c):
-        # y: (b, heads, t, head_dim)
-        return y.transpose(1, 2).view(b, t, c)
+    def attention(q, k, v):
+        b, h, t, d = q.shape
+        y = torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v  # (b, h, t, d)
+        return y.transpose(1, 2).view(b, t, h * d)  # merges h and d: raises
     ```
 
     ## Use instead
     ```python
-    def merge_heads(y, b, t, c):
-        return y.transpose(1, 2).contiguous().view(b, t, c)
-        # or: y.transpose(1, 2).reshape(b, t, c)
+    def attention(q, k, v):
+        b, h, t, d = q.shape
+        y = torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v
+        return y.transpose(1, 2).contiguous().view(b, t, h * d)
+        # or: y.transpose(1, 2).reshape(b, t, h * d)
     ```
 
     Not flagged: `.contiguous().view(...)`, `.reshape(...)`, `.flatten(...)`,
@@ -872,6 +875,14 @@ class ViewAfterTranspose(Rule):
                 return y
             """,
         ),
+        # the documentation's example: the rank comes from `q.shape` through a matmul
+        """
+        import torch
+        def attention(q, k, v):
+            b, h, t, d = q.shape
+            y = torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v
+            return y.transpose(1, 2).view(b, t, h * d)  # expect: TL003
+        """,
         # flattening everything after a transpose, rank unknown
         Example(
             """
