@@ -112,7 +112,7 @@ class UnsynchronizedTiming(Rule):
     No automatic fix: where to synchronize depends on what the measurement is for.
 
     ## Runtime confirmation
-    On a GPU, `torch.probe` confirms it when the script reads the wall clock while the
+    On a GPU, `torchlint probe` confirms it when the script reads the wall clock while the
     current CUDA stream still has queued work.
 
     ## References

@@ -1,5 +1,5 @@
-"""`path:line:col: CODE [name] message` (`path:cell N:line:col:` in notebooks; `[*]` after the
-code when `--fix` can fix it), the source line under it, and a summary."""
+"""`path:line:col: CODE [name] message` (`path:cell N:line:col:` in notebooks), the source
+line under it with a `fix:` line when `--fix` can fix it, and a summary."""
 
 from __future__ import annotations
 
@@ -22,12 +22,14 @@ def render(findings: Sequence[Finding], context: ReportContext) -> str:
     lines: list[str] = []
     cache: dict[tuple[str, int], list[str]] = {}
     for finding in findings:
-        mark = " [*]" if fixable(finding, context.unsafe_fixes) else ""
-        lines.append(f"{location(finding)}: {finding.code}{mark} [{finding.name}] {finding.message}")
+        lines.append(f"{location(finding)}: {finding.code} [{finding.name}] {finding.message}")
         if context.show_source:
             snippet = _snippet(finding, cache, context)
             if snippet:
                 lines.extend(snippet)
+            if finding.fix is not None:
+                how = "--fix" if fixable(finding, context.unsafe_fixes) else "--fix --unsafe-fixes"
+                lines.append(f"    [*] fix: {finding.fix.description} ({how})")
     if context.statistics and findings:
         if lines:
             lines.append("")
