@@ -148,6 +148,11 @@ def explain(rule: str) -> None:
     click.echo(found.doc())
 
 
+from torchlint.probe_cli import probe  # noqa: E402 - last: it reuses the helpers above
+
+main.add_command(probe)
+
+
 def run() -> None:
     """Entry point that turns any unexpected exception into a clear one-line error."""
     try:
