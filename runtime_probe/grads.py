@@ -40,9 +40,10 @@ class Resets:
     def since(self, tensor: torch.Tensor, clock: int) -> bool:
         return self._at.get(tensor.data_ptr(), -1) > clock
 
-    def watch(self, tensors: Iterable[torch.Tensor]) -> None:
-        self.watched = {t.data_ptr() for t in tensors}
-        self._at = {ptr: c for ptr, c in self._at.items() if ptr in self.watched}
+    def watch(self, pointers: Iterable[frozenset[int]]) -> None:
+        self.watched = set().union(*pointers)
+        if self._at:
+            self._at = {ptr: c for ptr, c in self._at.items() if ptr in self.watched}
 
 
 @dataclass
@@ -72,6 +73,7 @@ class _Applied:
 @dataclass
 class _OptimizerState:
     applied: list[_Applied] = field(default_factory=list)
+    pointers: frozenset[int] = frozenset()
     step_clock: int = 0
     # Applied gradients found untouched when a backward pass began, with the reset clock then.
     stale: list[_Applied] = field(default_factory=list)
@@ -111,7 +113,7 @@ class GradCheck:
 
     def _finish(self, state: _OptimizerState) -> None:
         # Let the parameters go with their optimizer; keep what was found.
-        state.applied, state.stale = [], []
+        state.applied, state.stale, state.pointers = [], [], frozenset()
         self._finished.append(state)
 
     def on_backward(self) -> None:
@@ -145,16 +147,13 @@ class GradCheck:
 
     def after_step(self, optimizer: torch.optim.Optimizer) -> None:
         state = self._state(optimizer)
-        state.applied = [
-            _Applied(p, weakref.ref(p.grad), p.grad._version)
-            for group in optimizer.param_groups
-            for p in group["params"]
-            if p.grad is not None
-        ]
+        grads = [(p, p.grad) for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
+        state.applied = [_Applied(p, weakref.ref(g), g._version) for p, g in grads]
+        state.pointers = frozenset(g.data_ptr() for _, g in grads)
         state.stale = []
         state.checked = False
         state.step_clock = self.resets.clock
-        self.resets.watch(a.param.grad for s in self._states.values() for a in s.applied if a.param.grad is not None)
+        self.resets.watch(s.pointers for s in self._states.values())
 
     def events(self, final: bool) -> list[Event]:
         states = [*self._finished, *self._states.values()]
