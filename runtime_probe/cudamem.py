@@ -61,9 +61,12 @@ class CudaMemoryCheck:
             stats.get("num_alloc_retries", 0),
             stats.get("num_ooms", 0),
         )
+        self.add(sample, stack)
+        return sample.to_dict()
+
+    def add(self, sample: Sample, stack: tuple[Frame, ...]) -> None:
         self.samples.append(sample)
         self._stack = self._stack or stack
-        return sample.to_dict()
 
     def events(self, final: bool) -> list[Event]:
         if not self._stack:

@@ -51,6 +51,8 @@ class _Tag:
 
 class _Watch(weakref.ref):  # type: ignore[type-arg]
     __slots__ = ("site", "backpropagated")
+    site: _Site
+    backpropagated: bool
 
 
 def _output_tensor(output: Any) -> torch.Tensor | None:

@@ -27,9 +27,9 @@ def _library_dirs() -> tuple[str, ...]:
             dirs.add(paths[key])
     dirs.update(site.getsitepackages())
     dirs.add(site.getusersitepackages())
-    torch = sys.modules.get("torch")
-    if torch is not None and getattr(torch, "__file__", None):
-        dirs.add(os.path.dirname(os.path.abspath(torch.__file__)))
+    torch_file = getattr(sys.modules.get("torch"), "__file__", None)
+    if torch_file:
+        dirs.add(os.path.dirname(os.path.abspath(torch_file)))
     return tuple(os.path.realpath(d) + os.sep for d in dirs)
 
 
@@ -57,16 +57,6 @@ def user_stack(frame: FrameType | None, limit: int = STACK_LIMIT) -> tuple[Frame
             found.append(Frame(code.co_filename, frame.f_lineno))
         frame = frame.f_back
     return tuple(found)
-
-
-def caller_stack(depth: int = 2) -> tuple[Frame, ...]:
-    """The user's frames above the caller of the function that calls this."""
-    return user_stack(sys._getframe(depth))
-
-
-def called_from_user(depth: int = 2) -> bool:
-    """Whether the function calling this was itself called from the user's code."""
-    return is_user_file(sys._getframe(depth).f_code.co_filename)
 
 
 def traceback_stack(tb: TracebackType | None) -> tuple[Frame, ...]:

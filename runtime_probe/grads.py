@@ -90,7 +90,8 @@ class _OptimizerState:
 def grad_norm(grads: list[torch.Tensor]) -> torch.Tensor:
     with torch.no_grad():
         norms = [torch.linalg.vector_norm(g.detach().float()).to(grads[0].device) for g in grads]
-        return torch.linalg.vector_norm(torch.stack(norms))
+        total: torch.Tensor = torch.linalg.vector_norm(torch.stack(norms))
+        return total
 
 
 def _grads(optimizer: torch.optim.Optimizer) -> list[torch.Tensor]:

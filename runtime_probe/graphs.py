@@ -39,7 +39,7 @@ class _Tag:
 
 
 def tag_graph(tensor: torch.Tensor, key: str, tag: Any) -> bool:
-    node = tensor.grad_fn
+    node: Any = tensor.grad_fn
     if node is None:
         return False
     node.metadata[key] = tag
@@ -169,7 +169,7 @@ def _update_line(filename: str, near: int, name: str) -> int | None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= near <= (node.end_lineno or 0):
             if scope is tree or node.lineno > getattr(scope, "lineno", 0):
                 scope = node
-    lines = [node.lineno for node in ast.walk(scope) if _updates(node, name)]
+    lines = [node.lineno for node in ast.walk(scope) if isinstance(node, ast.stmt | ast.expr) and _updates(node, name)]
     return min(lines, key=lambda line: abs(line - near)) if lines else None
 
 

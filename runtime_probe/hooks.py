@@ -55,7 +55,7 @@ class Probe:
     def install(self) -> None:
         register_optimizer_step_pre_hook(self._before_step)
         register_optimizer_step_post_hook(self._after_step_hook)
-        torch.autograd.backward = self._wrap_backward(torch.autograd.backward)  # type: ignore[assignment]
+        torch.autograd.backward = self._wrap_backward(torch.autograd.backward)
         tensor = torch.Tensor
         tensor.view = self.views.wrap(tensor.view)  # type: ignore[method-assign]
         tensor.zero_ = self._resetting(tensor.zero_, lambda *a: True)  # type: ignore[method-assign]
@@ -127,7 +127,7 @@ class Probe:
         # A new training step: the most-stepped optimizer counts (a GAN steps two per iteration).
         self.recorder.steps = count
         sample: dict[str, Any] = {"step": count, "alive_graphs": self.graphs.after_step(count, sys._getframe())}
-        if self.cuda_memory is not None and torch.cuda.is_initialized():
+        if self.cuda_memory is not None and torch.cuda.is_initialized():  # type: ignore[no-untyped-call]
             sample.update(self.cuda_memory.after_step(count, _stack()))
         self.recorder.sample(sample)
 

@@ -35,7 +35,6 @@ class Recorder:
         self.steps = 0
         self.memory: list[dict[str, Any]] = []
         self.checks: list[Check] = []
-        self.extra_events: list[Event] = []
         self.errors: list[str] = []
         self.cuda = False
         self.stopped: str | None = None
@@ -68,7 +67,7 @@ class Recorder:
             self.write(final=False)
 
     def report(self, final: bool) -> RankReport:
-        events: list[Event] = list(self.extra_events)
+        events: list[Event] = []
         for check in self.checks:
             try:
                 events.extend(check.events(final))

@@ -56,7 +56,7 @@ class ProbedFinding:
     ranks: tuple[int, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        data = {
+        data: dict[str, Any] = {
             "code": self.code,
             "name": self.name,
             "status": self.status.value,

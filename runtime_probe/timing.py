@@ -40,7 +40,7 @@ class TimingCheck:
         @functools.wraps(clock)
         def read() -> Any:
             value = clock()
-            if torch.cuda.is_initialized():
+            if torch.cuda.is_initialized():  # type: ignore[no-untyped-call]
                 caller = sys._getframe(1)
                 if is_user_file(caller.f_code.co_filename):
                     self._check(caller, clock.__name__)

@@ -305,3 +305,37 @@ def test_text_report_names_each_status(script: Path) -> None:
     assert "train.py:7: TL001 [missing-zero-grad] not-reached" in text
     assert "crashed with exit status 1 (ValueError: boom)" in text
     assert "1 confirmed, 1 not-reached, 1 found" in text
+
+
+# --- CUDA memory decisions (the statistics themselves need a GPU: see test_probe_gpu) -------
+
+MIB = 1024 * 1024
+
+
+def cuda_events(samples: list[tuple[int, int, int, int]]) -> dict[str, Event]:
+    from torchlint.runtime_probe.cudamem import CudaMemoryCheck, Sample
+
+    check = CudaMemoryCheck()
+    for step, (allocated, reserved, inactive, retries) in enumerate(samples, start=1):
+        check.add(Sample(step, allocated, reserved, inactive, retries, 0), (Frame("train.py", 5),))
+    return {e.code: e for e in check.events(final=True)}
+
+
+def test_steady_cuda_growth_is_memory_growth() -> None:
+    samples = [(100 * MIB + step * 8 * MIB, 512 * MIB, 0, 0) for step in range(10)]
+    found = cuda_events(samples)
+    assert set(found) == {"TL103"} and found["TL103"].evidence["growth_per_step_bytes"] == 8 * MIB
+
+
+def test_flat_or_noisy_cuda_memory_is_not_growth() -> None:
+    assert cuda_events([(100 * MIB, 512 * MIB, 0, 0)] * 10) == {}
+    noisy = [(100 * MIB + (step % 2) * 8 * MIB, 512 * MIB, 0, 0) for step in range(10)]
+    assert cuda_events(noisy) == {}
+
+
+def test_allocator_retries_and_idle_split_blocks_are_fragmentation() -> None:
+    retried = cuda_events([(100 * MIB, 300 * MIB, 0, 0)] * 3 + [(100 * MIB, 400 * MIB, 0, 2)])
+    assert set(retried) == {"TL104"} and retried["TL104"].evidence["num_alloc_retries"] == 2
+    split = cuda_events([(200 * MIB, 300 * MIB, 0, 0), (400 * MIB, 2048 * MIB, 1200 * MIB, 0), (300 * MIB, 900 * MIB, 100 * MIB, 0)])
+    assert set(split) == {"TL104"} and split["TL104"].evidence["peak_step"] == 2
+    assert cuda_events([(1024 * MIB, 1100 * MIB, 50 * MIB, 0)] * 4) == {}

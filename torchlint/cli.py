@@ -9,7 +9,7 @@ from typing import Any, Callable, NoReturn, Sequence, TypeVar
 
 import click
 
-from torchlint import __version__
+from torchlint import __version__, probe_cli
 from torchlint.config import Config, ConfigError, discover_config, load_config
 from torchlint.discovery import MissingPathError
 
@@ -148,9 +148,7 @@ def explain(rule: str) -> None:
     click.echo(found.doc())
 
 
-from torchlint.probe_cli import probe  # noqa: E402 - last: it reuses the helpers above
-
-main.add_command(probe)
+main.add_command(probe_cli.command())
 
 
 def run() -> None:

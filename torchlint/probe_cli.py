@@ -1,5 +1,6 @@
 """The `torchlint probe` command. Imports no torch: the probed scripts run in
-subprocesses. Registered by `torchlint.cli`, whose helpers it reuses."""
+subprocesses. `torchlint.cli` registers `command()`; the helpers of `torchlint.cli` that it
+reuses are imported when called, so that neither module needs the other to load first."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import sys
 from pathlib import Path
 import click
 
-from torchlint.cli import EXIT_CLEAN, EXIT_FINDINGS, config_options, fail, resolve_config, split_codes
 from torchlint.config import DEVICES, ConfigError
 from torchlint.discovery import MissingPathError
 
@@ -25,8 +25,13 @@ class _ProbeCommand(click.Command):
             args = args[:split]
         return super().parse_args(ctx, args)
 
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        return [*super().collect_usage_pieces(ctx), "[-- SCRIPT_ARGS...]"]
+
 
 def _write(path: str, text: str) -> None:
+    from torchlint.cli import fail
+
     try:
         Path(path).write_text(text, encoding="utf-8")
     except OSError as exc:
@@ -34,6 +39,8 @@ def _write(path: str, text: str) -> None:
 
 
 def _require_torch(device: str) -> None:
+    from torchlint.cli import fail
+
     if importlib.util.find_spec("torch") is None:
         fail("`torchlint probe` needs PyTorch: pip install 'torchlint[probe]'")
     if device == "cuda":
@@ -43,19 +50,7 @@ def _require_torch(device: str) -> None:
             fail("--device cuda: no CUDA device is available here")
 
 
-@click.command("probe", cls=_ProbeCommand)
-@click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--all", "probe_all", is_flag=True, help="Probe every runnable script, not only those with static findings.")
-@click.option("--max-steps", type=click.IntRange(min=1), help="Stop each script after N optimizer steps (default 20).")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per script before it is killed (default 300).")
-@click.option("--device", type=click.Choice(DEVICES), help="auto: whatever the script uses; cpu: hide GPUs; cuda: require one.")
-@click.option("--nproc-per-node", type=click.IntRange(min=1), default=1, show_default=True, help="Launch through torchrun with N ranks.")
-@click.option("--report", type=click.Path(dir_okay=False), help="Write the JSON report to FILE.")
-@click.option("--junit", type=click.Path(dir_okay=False), help="Write JUnit XML to FILE, one test case per script.")
-@click.option("--select", multiple=True, help="Static rules whose findings select scripts (comma-separated).")
-@click.option("--ignore", multiple=True, help="Static rules to leave out (comma-separated).")
-@config_options
-def probe(
+def _probe(
     paths: tuple[str, ...],
     probe_all: bool,
     max_steps: int | None,
@@ -71,6 +66,7 @@ def probe(
 ) -> None:
     """Run the scripts under PATHS that `torchlint check` flags, under instrumentation,
     and confirm the bugs at runtime. Arguments after `--` go to the script."""
+    from torchlint.cli import EXIT_CLEAN, EXIT_FINDINGS, fail, resolve_config, split_codes
     from torchlint.runtime_probe import json_report, junit_report, text_report
     from torchlint.runtime_probe.api import ProbeOptions, ProbeResult, ScriptResult, plan, probe_script
 
@@ -111,3 +107,26 @@ def probe(
     if junit:
         _write(junit, junit_report.render(outcome))
     sys.exit(EXIT_FINDINGS if outcome.has_findings else EXIT_CLEAN)
+
+
+_OPTIONS = (
+    click.argument("paths", nargs=-1, type=click.Path()),
+    click.option("--all", "probe_all", is_flag=True, help="Probe every runnable script, not only those with static findings."),
+    click.option("--max-steps", type=click.IntRange(min=1), help="Stop each script after N optimizer steps (default 20)."),
+    click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per script before it is killed (default 300)."),
+    click.option("--device", type=click.Choice(DEVICES), help="auto: whatever the script uses; cpu: hide GPUs; cuda: require one."),
+    click.option("--nproc-per-node", type=click.IntRange(min=1), default=1, show_default=True, help="Launch through torchrun with N ranks."),
+    click.option("--report", type=click.Path(dir_okay=False), help="Write the JSON report to FILE."),
+    click.option("--junit", type=click.Path(dir_okay=False), help="Write JUnit XML to FILE, one test case per script."),
+    click.option("--select", multiple=True, help="Static rules whose findings select scripts (comma-separated)."),
+    click.option("--ignore", multiple=True, help="Static rules to leave out (comma-separated)."),
+)
+
+
+def command() -> click.Command:
+    from torchlint.cli import config_options
+
+    func = config_options(_probe)
+    for option in reversed(_OPTIONS):
+        func = option(func)
+    return click.command("probe", cls=_ProbeCommand)(func)
