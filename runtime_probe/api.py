@@ -190,7 +190,11 @@ def plan(paths: Sequence[str], config: Config, options: ProbeOptions, cwd: Path)
     skipped: list[Skipped] = []
     for name in result.files:
         findings = by_file.get(name, [])
-        if not (findings or options.probe_all) or not name.endswith(".py"):
+        if not (findings or options.probe_all):
+            continue
+        if not name.endswith(".py"):
+            if findings:
+                skipped.append(Skipped(name, "notebooks are not probed"))
             continue
         path = cwd / name
         if any(f.code == "TL000" for f in findings):

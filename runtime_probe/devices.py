@@ -1,9 +1,9 @@
 """TL101 device-mismatch: an operation mixed tensors on different devices.
 
-Two sources. A module moved with `.to()`, `.cuda()` or `.cpu()` gets a forward pre-hook
-that notes inputs sitting on another device than its parameters; if that forward then
-fails with a device error, the finding points at the call that passed the input (where
-the fix goes) rather than deep inside `forward`. A forward that handles the move itself
+Two sources. A module moved with `.to()`, `.cuda()` or `.cpu()` is remembered, and its
+calls (`Module.__call__` is wrapped) note inputs sitting on another device than its
+parameters; if that call then fails with a device error, the finding points at the call
+that passed the input (where the fix goes) rather than deep inside `forward`. A forward that handles the move itself
 does not fail and is not reported. Any other device error that ends the script is mapped
 to the innermost line of the user's code in its traceback.
 """
@@ -64,9 +64,9 @@ def _tensors(value: Any) -> Iterator[torch.Tensor]:
 class DeviceCheck:
     def __init__(self, guard: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
         self._guard = guard
-        self._hooked: weakref.WeakSet[torch.nn.Module] = weakref.WeakSet()
-        self._devices: weakref.WeakKeyDictionary[torch.nn.Module, torch.device | None] = weakref.WeakKeyDictionary()
-        self._suspects: list[_Suspect | None] = []
+        # Moved modules by id, with the device of their parameters (None when mixed). No
+        # hook or attribute goes on the module itself: it would end up in `torch.save(model)`.
+        self._moved: dict[int, tuple[weakref.ref[torch.nn.Module], torch.device | None]] = {}
         self._events: dict[tuple[str, int], Event] = {}
 
     def wrap_move(self, original: Callable[..., Any]) -> Callable[..., Any]:
@@ -80,34 +80,46 @@ class DeviceCheck:
 
         return move
 
+    def wrap_call(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        suspect_of = self._guard(self._suspect)
+        failed = self._guard(self._failed)
+
+        @functools.wraps(original)
+        def call(module: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
+            if id(module) not in self._moved:
+                return original(module, *args, **kwargs)
+            suspect = suspect_of(module, args, kwargs)
+            if suspect is None:
+                return original(module, *args, **kwargs)
+            try:
+                return original(module, *args, **kwargs)
+            except Exception as error:
+                failed(suspect, error)
+                raise
+
+        return call
+
     def _watch(self, module: torch.nn.Module) -> None:
         devices = {p.device for p in module.parameters()}
-        self._devices[module] = devices.pop() if len(devices) == 1 else None
-        if module not in self._hooked:
-            self._hooked.add(module)
-            module.register_forward_pre_hook(self._guard(self._before), with_kwargs=True)
-            module.register_forward_hook(self._guard(self._after), always_call=True)
+        key = id(module)
+        self._moved[key] = (weakref.ref(module, lambda _: self._moved.pop(key, None)), devices.pop() if len(devices) == 1 else None)
 
-    def _before(self, module: torch.nn.Module, args: Any, kwargs: Any) -> None:
-        expected = self._devices.get(module)
-        suspect = None
-        if expected is not None:
-            inputs = [t for t in (*_tensors(args), *_tensors(kwargs)) if t.dim() > 0 and t.device != expected]
-            if inputs:
-                suspect = _Suspect(
-                    type(module).__name__,
-                    user_stack(sys._getframe()),
-                    tuple(dict.fromkeys(str(t.device) for t in inputs)),
-                    str(expected),
-                )
-        self._suspects.append(suspect)
+    def _suspect(self, module: torch.nn.Module, args: Any, kwargs: Any) -> _Suspect | None:
+        ref, expected = self._moved[id(module)]
+        if expected is None or ref() is not module:
+            return None
+        inputs = [t for t in (*_tensors(args), *_tensors(kwargs)) if t.dim() > 0 and t.device != expected]
+        if not inputs:
+            return None
+        return _Suspect(
+            type(module).__name__,
+            user_stack(sys._getframe()),
+            tuple(dict.fromkeys(str(t.device) for t in inputs)),
+            str(expected),
+        )
 
-    def _after(self, module: torch.nn.Module, args: Any, output: Any) -> None:
-        suspect = self._suspects.pop() if self._suspects else None
-        error = sys.exc_info()[1]
-        if suspect is None or error is None or getattr(error, REPORTED, False) or not suspect.stack:
-            return
-        if mismatch_devices(str(error)) is None:
+    def _failed(self, suspect: _Suspect, error: Exception) -> None:
+        if getattr(error, REPORTED, False) or not suspect.stack or mismatch_devices(str(error)) is None:
             return
         message = (
             f"`{suspect.module}` has its parameters on {suspect.parameters} but was called with an input on "

@@ -23,8 +23,9 @@ from torchlint.runtime_probe.protocol import Event, Frame
 
 
 class Resets:
-    """A clock of in-place gradient resets (`zero_()`, `fill_(0)`, `mul_(0)`, `_foreach_zero_`),
-    keyed by storage address so that `p.grad.data.zero_()` counts too."""
+    """A clock of in-place gradient resets (`zero_()`, `fill_(0)`, `mul_(0)`, `*= 0`), keyed by
+    storage address. In-place ops on the gradient itself already change its version
+    counter; `p.grad.data.zero_()` does not (`.data` has a counter of its own), hence this."""
 
     def __init__(self) -> None:
         self.clock = 0
@@ -41,7 +42,9 @@ class Resets:
         return self._at.get(tensor.data_ptr(), -1) > clock
 
     def watch(self, pointers: Iterable[frozenset[int]]) -> None:
-        self.watched = set().union(*pointers)
+        # In place: the zeroing wrappers hold this very set.
+        self.watched.clear()
+        self.watched.update(*pointers)
         if self._at:
             self._at = {ptr: c for ptr, c in self._at.items() if ptr in self.watched}
 
@@ -101,19 +104,21 @@ def _grads(optimizer: torch.optim.Optimizer) -> list[torch.Tensor]:
 class GradCheck:
     def __init__(self, resets: Resets) -> None:
         self.resets = resets
-        self._states: weakref.WeakKeyDictionary[torch.optim.Optimizer, _OptimizerState] = weakref.WeakKeyDictionary()
+        # By id: a WeakKeyDictionary lookup makes a weak reference each time, on every step.
+        self._states: dict[int, _OptimizerState] = {}
         # Findings outlive their optimizer (a `main()` that returned).
         self._finished: list[_OptimizerState] = []
 
     def _state(self, optimizer: torch.optim.Optimizer) -> _OptimizerState:
-        state = self._states.get(optimizer)
+        state = self._states.get(id(optimizer))
         if state is None:
-            state = self._states[optimizer] = _OptimizerState(name=type(optimizer).__name__)
-            weakref.finalize(optimizer, self._finish, state)
+            state = self._states[id(optimizer)] = _OptimizerState(name=type(optimizer).__name__)
+            weakref.finalize(optimizer, self._finish, id(optimizer))
         return state
 
-    def _finish(self, state: _OptimizerState) -> None:
+    def _finish(self, key: int) -> None:
         # Let the parameters go with their optimizer; keep what was found.
+        state = self._states.pop(key)
         state.applied, state.stale, state.pointers = [], [], frozenset()
         self._finished.append(state)
 

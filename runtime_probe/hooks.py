@@ -58,15 +58,15 @@ class Probe:
         torch.autograd.backward = self._wrap_backward(torch.autograd.backward)
         tensor = torch.Tensor
         tensor.view = self.views.wrap(tensor.view)  # type: ignore[method-assign]
-        tensor.zero_ = self._resetting(tensor.zero_, lambda *a: True)  # type: ignore[method-assign]
+        tensor.zero_ = self._resetting(tensor.zero_, lambda args: True)  # type: ignore[method-assign]
         tensor.fill_ = self._resetting(tensor.fill_, _is_zero)  # type: ignore[method-assign]
         tensor.mul_ = self._resetting(tensor.mul_, _is_zero)  # type: ignore[method-assign]
         tensor.__imul__ = self._resetting(tensor.__imul__, _is_zero)  # type: ignore[method-assign]
-        torch._foreach_zero_ = self._foreach_resetting(torch._foreach_zero_)
         module = torch.nn.Module
         module.train = self.evals.wrap_train(module.train)  # type: ignore[method-assign]
         for name in ("to", "cuda", "cpu"):
             setattr(module, name, self.devices.wrap_move(getattr(module, name)))
+        module.__call__ = self.devices.wrap_call(module.__call__)  # type: ignore[method-assign]
         if self.timing is not None:
             self.timing.install()
 
@@ -87,28 +87,17 @@ class Probe:
         self.graphs.on_backward(roots, self.recorder.steps, _stack)
         self.evals.on_backward(roots)
 
-    def _resetting(self, original: Callable[..., Any], resets: Callable[..., bool]) -> Callable[..., Any]:
+    def _resetting(self, original: Callable[..., Any], resets: Callable[[tuple[Any, ...]], bool]) -> Callable[..., Any]:
         mark = self.recorder.guard(self.resets.mark)
+        watched = self.resets.watched
 
         @functools.wraps(original)
         def method(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-            if self.resets.watched and resets(*args):
+            if watched and resets(args):
                 mark(tensor)
             return original(tensor, *args, **kwargs)
 
         return method
-
-    def _foreach_resetting(self, original: Callable[..., Any]) -> Callable[..., Any]:
-        mark = self.recorder.guard(self.resets.mark)
-
-        @functools.wraps(original)
-        def foreach_zero_(tensors: Any) -> Any:
-            if self.resets.watched:
-                for tensor in tensors:
-                    mark(tensor)
-            return original(tensors)
-
-        return foreach_zero_
 
     def _before_step_soft(self, optimizer: torch.optim.Optimizer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         step = self._counts.get(optimizer, 0) + 1
@@ -132,8 +121,8 @@ class Probe:
         self.recorder.sample(sample)
 
 
-def _is_zero(*args: Any) -> bool:
-    return bool(args) and isinstance(args[0], (int, float)) and not isinstance(args[0], bool) and args[0] == 0
+def _is_zero(args: tuple[Any, ...]) -> bool:
+    return bool(args) and type(args[0]) in (int, float) and args[0] == 0
 
 
 def install(recorder: Recorder) -> Probe:

@@ -3,11 +3,13 @@ evidence; then a summary."""
 
 from __future__ import annotations
 
+import re
+
 from torchlint.runtime_probe.api import ProbeResult, ScriptResult
+from torchlint.runtime_probe.frames import is_user_file
 from torchlint.runtime_probe.statuses import ProbedFinding, Status
 
 INDENT = "    "
-TRACEBACK_LINES = 15
 
 
 def _plural(n: int, word: str) -> str:
@@ -53,6 +55,28 @@ def _detail(finding: ProbedFinding, script: ScriptResult) -> str:
     return "the probe has no runtime check for this rule"
 
 
+_FRAME = re.compile(r'^  File "(?P<path>[^"]+)", line \d+')
+
+
+def user_traceback(text: str) -> list[str]:
+    """A traceback with only the frames of the user's code (the JSON report keeps it all)."""
+    shown: list[str] = []
+    keep = True
+    hidden = False
+    for line in text.rstrip().splitlines():
+        frame = _FRAME.match(line)
+        if frame:
+            keep = is_user_file(frame.group("path"))
+            if not keep and not hidden:
+                shown.append("  ...")
+            hidden = not keep
+        elif not line.startswith(" "):
+            keep, hidden = True, False
+        if keep:
+            shown.append(line)
+    return shown
+
+
 def render_script(script: ScriptResult) -> str:
     lines = [f"{script.path}: {_how_it_ran(script)}"]
     for finding in script.findings:
@@ -62,9 +86,7 @@ def render_script(script: ScriptResult) -> str:
     if not script.findings:
         lines.append("  nothing found")
     if script.crash is not None and script.crash.traceback:
-        trace = script.crash.traceback.rstrip().splitlines()
-        shown = trace if len(trace) <= TRACEBACK_LINES else [trace[0], "  ...", *trace[-(TRACEBACK_LINES - 2) :]]
-        lines.extend(f"  {INDENT}{line}" for line in shown)
+        lines.extend(f"  {INDENT}{line}" for line in user_traceback(script.crash.traceback))
     elif script.failed and script.output_tail:
         lines.append(f"  {INDENT}last output:")
         lines.extend(f"  {INDENT}{line}" for line in script.output_tail.splitlines()[-10:])

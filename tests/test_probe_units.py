@@ -4,6 +4,7 @@ device-error parsing, status assignment and the JSON and JUnit reports."""
 from __future__ import annotations
 
 import json
+import sysconfig
 import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -339,3 +340,26 @@ def test_allocator_retries_and_idle_split_blocks_are_fragmentation() -> None:
     split = cuda_events([(200 * MIB, 300 * MIB, 0, 0), (400 * MIB, 2048 * MIB, 1200 * MIB, 0), (300 * MIB, 900 * MIB, 100 * MIB, 0)])
     assert set(split) == {"TL104"} and split["TL104"].evidence["peak_step"] == 2
     assert cuda_events([(1024 * MIB, 1100 * MIB, 50 * MIB, 0)] * 4) == {}
+
+
+def test_text_tracebacks_show_the_users_frames_only() -> None:
+    site = sysconfig.get_paths()["purelib"]
+    trace = textwrap.dedent(
+        f"""\
+        Traceback (most recent call last):
+          File "/home/me/train.py", line 8, in <module>
+            out = model(batch)
+          File "{site}/torch/nn/modules/module.py", line 1775, in _call_impl
+            return forward_call(*args, **kwargs)
+          File "{site}/torch/nn/modules/linear.py", line 134, in forward
+            return F.linear(input, self.weight, self.bias)
+        RuntimeError: Tensor on device meta is not on the expected device cpu!
+        """
+    )
+    assert text_report.user_traceback(trace) == [
+        "Traceback (most recent call last):",
+        '  File "/home/me/train.py", line 8, in <module>',
+        "    out = model(batch)",
+        "  ...",
+        "RuntimeError: Tensor on device meta is not on the expected device cpu!",
+    ]

@@ -1,4 +1,5 @@
-"""Every way of clearing gradients in place, or by dropping them, one per step."""
+"""Every way of clearing gradients in place, or by dropping them, one per step (the
+`.data` forms escape the gradients' version counters)."""
 import torch
 from torch import nn
 
@@ -8,7 +9,7 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 
 
 def clear(step):
-    kind = step % 7
+    kind = step % 8
     if kind == 0:
         optimizer.zero_grad(set_to_none=False)
     elif kind == 1:
@@ -21,13 +22,16 @@ def clear(step):
             p.grad.data.zero_()
     elif kind == 4:
         for p in model.parameters():
-            p.grad.mul_(0)
+            p.grad.data.mul_(0)
     elif kind == 5:
         for p in model.parameters():
             p.grad = None
+    elif kind == 6:
+        for p in model.parameters():
+            p.grad.data.fill_(0.0)
     else:
         for p in model.parameters():
-            p.grad.fill_(0.0)
+            p.grad.data *= 0
 
 
 for step in range(100):
