@@ -363,3 +363,28 @@ def test_text_tracebacks_show_the_users_frames_only() -> None:
         "  ...",
         "RuntimeError: Tensor on device meta is not on the expected device cpu!",
     ]
+
+
+# --- the probe and the rules agree -----------------------------------------------------------
+
+
+def _rules_with(attribute: str) -> list:
+    from torchlint.registry import all_rules
+
+    return [pytest.param(rule, id=rule.CODE) for rule in all_rules() if getattr(rule, attribute, None)]
+
+
+@pytest.mark.parametrize("rule", _rules_with("CONFIRMED_BY"))
+def test_a_rule_confirmed_by_the_probe_has_a_probe_check(rule) -> None:
+    from torchlint.runtime_probe.statuses import CHECKS
+
+    check = CHECKS.get(rule.CODE)
+    assert check is not None, f"{rule.CODE} declares CONFIRMED_BY {rule.CONFIRMED_BY} but the probe cannot check it"
+    assert check.event in (*rule.CONFIRMED_BY, rule.CODE)
+
+
+@pytest.mark.parametrize("rule", _rules_with("CODE"))
+def test_the_probe_names_static_codes_as_the_rules_do(rule) -> None:
+    from torchlint.runtime_probe.protocol import STATIC_NAMES
+
+    assert STATIC_NAMES.get(rule.CODE, rule.NAME) == rule.NAME
