@@ -174,8 +174,8 @@ def _event(state: _OptimizerState) -> Event:
     span = f"step {steps[0]}" if len(steps) == 1 else f"{len(steps)} steps ({steps[0]}-{steps[-1]})"
     message = (
         f"`{state.name}.step()` applied gradients that its previous step had already applied, on {span}: "
-        f"gradients were never cleared, and the gradient norm grew from {first_norm[1]:.3g} at step {first_norm[0]} "
-        f"to {last_norm[1]:.3g} at step {last_norm[0]}; call `optimizer.zero_grad()` once per step"
+        f"they were not cleared in between, and the gradient norm grew from {first_norm[1]:.3g} at step "
+        f"{first_norm[0]} to {last_norm[1]:.3g} at step {last_norm[0]}; call `optimizer.zero_grad()` once per step"
     )
     evidence: dict[str, Any] = {
         "optimizer": state.name,

@@ -63,7 +63,9 @@ class Event:
     """One thing the child saw, located at the innermost frame of the user's code.
 
     `stack` holds the user's frames, innermost first; `benign` marks evidence that a
-    static finding's line ran without the bug showing (deliberate eval-mode training).
+    static finding's line ran without the bug showing (deliberate eval-mode training);
+    `weak` marks evidence that confirms a static finding on its own lines but is no
+    finding alone (a non-contiguous `.view()` that happened to work).
     """
 
     code: str
@@ -71,6 +73,7 @@ class Event:
     message: str
     evidence: dict[str, Any] = field(default_factory=dict, compare=False)
     benign: bool = False
+    weak: bool = False
 
     @property
     def filename(self) -> str:
@@ -87,6 +90,7 @@ class Event:
             "message": self.message,
             "evidence": self.evidence,
             "benign": self.benign,
+            "weak": self.weak,
         }
 
     @classmethod
@@ -97,6 +101,7 @@ class Event:
             message=data["message"],
             evidence=dict(data.get("evidence") or {}),
             benign=bool(data.get("benign", False)),
+            weak=bool(data.get("weak", False)),
         )
 
 

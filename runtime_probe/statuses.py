@@ -111,16 +111,17 @@ def _same_file(a: str, b: str) -> bool:
     return os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b))
 
 
-def _matches(finding: Finding, script: str, stack: tuple[Frame, ...], tree: ast.Module | None) -> bool:
-    """An event confirms a finding when one of the user's frames of the event sits in the
-    finding's own lines, or in the innermost loop or function around the finding."""
+def _match(finding: Finding, script: str, event: Event, tree: ast.Module | None) -> int:
+    """How well an event fits a finding: 2 when one of the user's frames of the event sits
+    on the finding's own lines, 1 when in the innermost loop or function around it (weak
+    events need 2), 0 otherwise."""
     start, end = _scope(tree, finding.line)
-    for frame in stack:
-        if not _same_file(frame.filename, script):
-            continue
-        if finding.line <= frame.line <= max(finding.end_line, finding.line) or start <= frame.line <= end:
-            return True
-    return False
+    frames = [f.line for f in event.stack if _same_file(f.filename, script)]
+    if any(finding.line <= line <= max(finding.end_line, finding.line) for line in frames):
+        return 2
+    if not event.weak and any(start <= line <= end for line in frames):
+        return 1
+    return 0
 
 
 def assign(
@@ -140,7 +141,7 @@ def assign(
     cuda = any(report.cuda for report in reports)
     results = [_status(f, merged, reached, cuda, script, tree) for f in static]
     for item in merged:
-        if not item.used and not item.event.benign:
+        if not (item.used or item.event.benign or item.event.weak):
             event = item.event
             results.append(
                 ProbedFinding(
@@ -170,7 +171,8 @@ def _status(
         return result(Status.UNCHECKED, {})
     if check.needs_cuda and not cuda:
         return result(Status.NEEDS_GPU, {"reason": "this check needs a CUDA device and none was present"})
-    related = [m for m in merged if m.event.code == check.event and _matches(finding, script, m.event.stack, tree)]
+    fits = {id(m): _match(finding, script, m.event, tree) for m in merged if m.event.code == check.event}
+    related = sorted((m for m in merged if fits.get(id(m))), key=lambda m: -fits[id(m)])
     confirming = [m for m in related if not m.event.benign]
     if confirming:
         for item in confirming:

@@ -166,8 +166,8 @@ def rank(events: list[Event], reached: list[int], rank_id: int = 0, cuda: bool =
     return RankReport(rank_id, 100 + rank_id, cuda, 10, (), tuple(events), tuple(reached))
 
 
-def event(code: str, path: Path, *lines: int, benign: bool = False) -> Event:
-    return Event(code, tuple(Frame(str(path), line) for line in lines), f"runtime {code}", {"n": 1}, benign)
+def event(code: str, path: Path, *lines: int, benign: bool = False, weak: bool = False, n: int = 1) -> Event:
+    return Event(code, tuple(Frame(str(path), line) for line in lines), f"runtime {code}", {"n": n}, benign, weak)
 
 
 def statuses(script: Path, findings, reports) -> dict[tuple[str, int], Status]:
@@ -210,6 +210,23 @@ def test_a_benign_event_leaves_the_finding_not_reproduced_with_its_note(script: 
     [result] = assign([finding], [rank([benign], [11])], str(script), SCRIPT_SOURCE)
     assert result.status is Status.NOT_REPRODUCED
     assert result.evidence["runtime_message"] == "runtime TL004"
+
+
+def test_weak_evidence_confirms_only_on_its_own_line_and_is_never_found_alone(script: Path) -> None:
+    view = event("TL003", script, 10, weak=True)
+    assert statuses(script, [static(script, "TL003", "backward")], [rank([view], [10])]) == {
+        ("TL003", 10): Status.CONFIRMED
+    }
+    assert statuses(script, [static(script, "TL003", "step")], [rank([view], [11])]) == {
+        ("TL003", 11): Status.NOT_REPRODUCED
+    }
+    assert statuses(script, [], [rank([view], [])]) == {}
+
+
+def test_evidence_on_the_findings_own_line_comes_first(script: Path) -> None:
+    nearby, exact = event("TL003", script, 10, n=1), event("TL003", script, 11, n=2)
+    [result] = assign([static(script, "TL003", "step")], [rank([nearby, exact], [11])], str(script), SCRIPT_SOURCE)
+    assert result.status is Status.CONFIRMED and result.evidence["n"] == 2
 
 
 def test_timing_needs_a_gpu_and_is_never_passed_without_one(script: Path) -> None:
