@@ -541,3 +541,427 @@ def first(items: Iterable[N], predicate: Callable[[N], bool]) -> N | None:
         if predicate(item):
             return item
     return None
+
+
+# ---------------------------------------------------------------------------
+# Training-loop events: backward passes, optimizer steps and gradient clears.
+
+_OPTIMIZER_WORDS = frozenset(
+    "sgd adam adamw adamax nadam radam lbfgs rmsprop rprop adagrad adadelta asgd lion lamb lars "
+    "adafactor sophia sophiag muon shampoo novograd adabelief prodigy optimizer optimiser".split()
+)
+_OPTIMIZER_FACTORY = re.compile(r"(?i)^(create|build|get|make|init|configure|setup)_?optimi[sz]ers?\w*$")
+# Objects with a `.step()` that is not an optimizer step.
+_NOT_OPTIMIZER_WORDS = frozenset(
+    "scaler lr warmup env envs sampler engine policy trainer model loader ema swa".split()
+)
+_CLEAR_HELPER = re.compile(r"(?i)(zero_?grads?|clear_?grads?|reset_?grads?|grads?_to_none|set_grads?_none)")
+_NAME_TOKENS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def name_tokens(name: str) -> list[str]:
+    """`optimizerG` -> [optimizer, g]; `d_opt2` -> [d, opt, 2]; `FusedAdam` -> [fused, adam]."""
+    return [t.lower() for part in name.split("_") for t in _NAME_TOKENS.findall(part)]
+
+
+def _says_not_optimizer(tokens: list[str]) -> bool:
+    return any(t.startswith("sched") or t in _NOT_OPTIMIZER_WORDS for t in tokens)
+
+
+def name_says_optimizer(name: str | None) -> bool:
+    if not name:
+        return False
+    tokens = name_tokens(name)
+    if _says_not_optimizer(tokens):
+        return False
+    return any(t.startswith("optim") or t in ("opt", "opts") for t in tokens)
+
+
+def is_optimizer_class(name: str) -> bool:
+    tokens = name_tokens(name)
+    return name[:1].isupper() and not _says_not_optimizer(tokens) and any(t in _OPTIMIZER_WORDS for t in tokens)
+
+
+@dataclass
+class Training:
+    """Where a module runs backward passes, optimizer steps and gradient clears."""
+
+    idx: Index
+    backward: list[cst.Call]
+    steps: list[cst.Call]
+    clears: list[cst.CSTNode]
+    # For each step call: the expression of the optimizer it steps.
+    stepped: dict[int, cst.BaseExpression]
+    # Optimizer name -> the model whose parameters it was built from, where known.
+    models: dict[str, str | None]
+
+    def optimizer_of(self, step: cst.Call) -> cst.BaseExpression:
+        return self.stepped[id(step)]
+
+    def clears_gradients_of(self, clear: cst.CSTNode, step: cst.Call) -> bool:
+        """Whether `clear` may clear the gradients that `step` applies.
+
+        Only `X.zero_grad()` of something that is plainly another network's optimizer, or
+        another optimizer's model, is ruled out (a GAN clearing one side only)."""
+        if not (isinstance(clear, cst.Call) and method_name(clear) == "zero_grad"):
+            return True
+        cleared = dotted(receiver(clear)) if receiver(clear) is not None else None  # type: ignore[arg-type]
+        stepped = dotted(self.optimizer_of(step))
+        if cleared is None or stepped is None or cleared == stepped:
+            return True
+        others = {dotted(e) for e in self.stepped.values()} - {stepped}
+        if cleared in others:
+            return False
+        own_model = self.models.get(stepped)
+        other_models = {self.models.get(o) for o in others if o is not None} - {None}
+        return not (own_model is not None and cleared != own_model and cleared in other_models)
+
+    def events_in(self, kind: list[N], scope: cst.CSTNode, funcs: Functions) -> list[N]:
+        """Events of `kind` that run when `scope` runs: inside it or in local functions it reaches."""
+        found: dict[int, N] = {}
+        for root in (scope, *(f for f in funcs.reachable(scope) if f is not scope)):
+            lo, hi = self.idx.order(root), self.idx.end(root)
+            for event in kind:
+                if lo <= self.idx.order(event) <= hi:
+                    found[id(event)] = event
+        return list(found.values())
+
+
+def training(ctx: FileContext) -> Training:
+    return ctx.analysis(_build_training)
+
+
+def _bound_optimizers(idx: Index, imps: Imports) -> dict[str, str | None]:
+    """Dotted names assigned an optimizer: `torch.optim` (or other known) classes,
+    optimizer factories, and `*.prepare(...)` / `deepspeed.initialize(...)` results; each
+    mapped to the model whose `.parameters()` it optimizes, when the code shows it."""
+    bound: dict[str, str | None] = {}
+    for assign in idx.nodes(cst.Assign):
+        value = assign.value
+        if not isinstance(value, cst.Call):
+            continue
+        callee = imps.callee(value) or ""
+        short = callee.rsplit(".", 1)[-1]
+        unpacked = short in ("prepare", "initialize") and (
+            short == "prepare" or callee.startswith("deepspeed")
+        )
+        is_optimizer = (
+            (callee.startswith("torch.optim.") and "lr_scheduler" not in callee and short[:1].isupper())
+            or is_optimizer_class(short)
+            or _OPTIMIZER_FACTORY.match(short) is not None
+        )
+        if not (is_optimizer or unpacked):
+            continue
+        for target in assign.targets:
+            elements = (
+                [e.value for e in target.target.elements]
+                if isinstance(target.target, (cst.Tuple, cst.List))
+                else [target.target]
+            )
+            for element in elements:
+                name = dotted(element)
+                if name and (is_optimizer or not _says_not_optimizer(name_tokens(last_name(element) or ""))):
+                    bound[name] = _parameters_owner(value) if is_optimizer else None
+    return bound
+
+
+def _parameters_owner(call: cst.Call) -> str | None:
+    """`model` for `Adam(model.parameters(), ...)`."""
+    args = positional(call)
+    first_arg = args[0].value if args else None
+    if isinstance(first_arg, cst.Call) and method_name(first_arg) in ("parameters", "named_parameters"):
+        owner = receiver(first_arg)
+        return dotted(owner) if owner is not None else None
+    return None
+
+
+def _is_scaler(expr: cst.BaseExpression, scalers: set[str]) -> bool:
+    name = last_name(expr) or ""
+    return "scaler" in name.lower() or dotted(expr) in scalers
+
+
+def _build_training(ctx: FileContext) -> Training:
+    idx = index(ctx)
+    imps = imports(ctx)
+    optimizers = _bound_optimizers(idx, imps)
+    scalers = {
+        name
+        for assign in idx.nodes(cst.Assign)
+        if isinstance(assign.value, cst.Call) and (imps.callee(assign.value) or "").endswith("GradScaler")
+        for target in assign.targets
+        if (name := dotted(target.target))
+    }
+    calls = idx.nodes(cst.Call)
+    backward: list[cst.Call] = []
+    engines: set[str] = set()
+    for call in calls:
+        name = method_name(call) or callee_name(call)
+        if name in ("backward", "manual_backward"):
+            backward.append(call)
+            owner = receiver(call)
+            if owner is not None and call.args and name == "backward":
+                # `engine.backward(loss)`: DeepSpeed-style engines clear gradients in `step()`.
+                owner_name = dotted(owner)
+                if owner_name:
+                    engines.add(owner_name)
+    steps: list[cst.Call] = []
+    stepped: dict[int, cst.BaseExpression] = {}
+    clears: list[cst.CSTNode] = []
+    for call in calls:
+        name = method_name(call)
+        owner = receiver(call)
+        if name == "step" and owner is not None:
+            owner_name = dotted(owner)
+            if _is_scaler(owner, scalers):
+                args = positional(call)
+                if args:
+                    steps.append(call)
+                    stepped[id(call)] = args[0].value
+            elif owner_name not in engines and (
+                name_says_optimizer(last_name(owner)) or (owner_name is not None and owner_name in optimizers)
+            ):
+                steps.append(call)
+                stepped[id(call)] = owner
+        elif name == "zero_grad" or _CLEAR_HELPER.search(callee_name(call) or ""):
+            clears.append(call)
+        elif name in ("zero_", "fill_", "mul_", "detach_") and owner is not None and _is_grad_attr(owner):
+            clears.append(call)
+    for assign in idx.nodes(cst.Assign):
+        if any(_is_grad_attr(t.target) for t in assign.targets):
+            clears.append(assign)
+    for delete in idx.nodes(cst.Del):
+        if _is_grad_attr(delete.target):
+            clears.append(delete)
+    clears.sort(key=idx.order)
+    return Training(idx, backward, steps, clears, stepped, optimizers)
+
+
+def _is_grad_attr(expr: cst.BaseExpression) -> bool:
+    """`p.grad`, `p.grad.data`: the gradient of a tensor."""
+    while isinstance(expr, cst.Attribute):
+        if expr.attr.value == "grad":
+            return True
+        expr = expr.value
+    return False
+
+
+def loops_run_by(idx: Index, funcs: Functions, scope: cst.CSTNode) -> list[cst.For | cst.While]:
+    """Loops inside `scope` or in local functions it reaches."""
+    found: dict[int, cst.For | cst.While] = {}
+    for root in funcs.reachable(scope):
+        for loop in idx.within(root, cst.For, cst.While):
+            if loop is not scope:
+                found[id(loop)] = loop
+    return list(found.values())
+
+
+# ---------------------------------------------------------------------------
+# Execution order within one function.
+
+
+@dataclass(frozen=True)
+class Step:
+    """A call (or `a @ b`) in the order it executes, with the loops it runs in."""
+
+    node: cst.CSTNode
+    loops: tuple[cst.For | cst.While, ...]
+
+
+_NOT_INLINE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def execution_order(scope: cst.CSTNode) -> list[Step]:
+    """Calls and matrix products of `scope`, each loop body taken once, in execution order:
+    operands before operations (`model(x).sum().item()` yields `model(x)`, `.sum()`, `.item()`),
+    both branches of an `if` in turn. Nested functions and classes are not inlined."""
+    out: list[Step] = []
+    roots: Sequence[cst.CSTNode]
+    if isinstance(scope, cst.Module):
+        roots = scope.body
+    elif isinstance(scope, cst.FunctionDef):
+        roots = [scope.body]
+    else:
+        roots = [scope]
+    stack: list[tuple[cst.CSTNode, tuple[cst.For | cst.While, ...], bool]] = [(r, (), False) for r in reversed(roots)]
+    while stack:
+        node, loops, expanded = stack.pop()
+        if expanded:
+            if isinstance(node, cst.Call) or (
+                isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply)
+            ):
+                out.append(Step(node, loops))
+            continue
+        stack.append((node, loops, True))
+        for child in reversed(children(node)):
+            if isinstance(child, _NOT_INLINE):
+                continue
+            inner = loops
+            if (isinstance(node, cst.For) and child is node.body) or (
+                isinstance(node, cst.While) and child in (node.body, node.test)
+            ):
+                inner = (*loops, node)
+            stack.append((child, inner, False))
+    return out
+
+
+# Local dataflow: which binding a name refers to, in source order.
+#
+# Flow-insensitive on purpose: the binding a use sees is the latest one of the same
+# function that ends before the use in source order (branches and loops are not
+# followed). Cheap, and right for the straight-line code where tensors are built.
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+@dataclass(frozen=True)
+class Binding:
+    """One binding of a local name, in effect after source order `order`.
+
+    `value` is the assigned expression when the target is the bare name (`y = expr`,
+    `y: T = expr`, `a = y = expr`, `(y := expr)`); None when the bound value is not an
+    expression of the code (unpacking, loop targets, `with ... as`, augmented assignment,
+    parameters, imports, `except ... as`, `del`, nested `def`/`class`).
+    """
+
+    name: str
+    order: int
+    node: cst.CSTNode
+    value: cst.BaseExpression | None
+
+
+_BINDING_NODES: tuple[type[cst.CSTNode], ...] = (
+    cst.Assign,
+    cst.AnnAssign,
+    cst.AugAssign,
+    cst.NamedExpr,
+    cst.For,
+    cst.WithItem,
+    cst.Param,
+    cst.ExceptHandler,
+    cst.Del,
+    cst.Import,
+    cst.ImportFrom,
+    cst.FunctionDef,
+    cst.ClassDef,
+)
+
+
+def target_names(target: cst.BaseExpression) -> list[cst.Name]:
+    """Bare names bound by an assignment target (`a`, `a, (b, *c)`); not `x.a` or `x[i]`."""
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in target_names(el.value)]
+    if isinstance(target, cst.StarredElement):
+        return target_names(target.value)
+    return []
+
+
+class Bindings:
+    """Bindings of local names per function (or module), built lazily per scope."""
+
+    def __init__(self, idx: Index) -> None:
+        self.idx = idx
+        self._scopes: dict[int, dict[str, list[Binding]]] = {}
+
+    def of(self, scope: cst.CSTNode) -> dict[str, list[Binding]]:
+        """Name -> its bindings in `scope` (not in nested functions), in source order."""
+        table = self._scopes.get(id(scope))
+        if table is None:
+            table = self._scopes[id(scope)] = self._build(scope)
+        return table
+
+    def before(self, scope: cst.CSTNode, name: str, order: int) -> Binding | None:
+        """The latest binding of `name` in `scope` that ends before source order `order`."""
+        found = self.of(scope).get(name)
+        if not found:
+            return None
+        i = bisect_left([b.order for b in found], order)
+        return found[i - 1] if i else None
+
+    def seen_by(self, use: cst.Name) -> Binding | None:
+        """The binding that the name `use` reads, or None (a global, a builtin, unbound)."""
+        idx = self.idx
+        scope = idx.scope(use)
+        for ancestor in idx.ancestors(use):
+            if ancestor is scope:
+                break
+            if isinstance(ancestor, _COMPREHENSIONS) and use.value in _comprehension_names(ancestor):
+                return Binding(use.value, idx.order(ancestor), ancestor, None)
+        return self.before(scope, use.value, idx.order(use))
+
+    def _build(self, scope: cst.CSTNode) -> dict[str, list[Binding]]:
+        idx = self.idx
+        table: dict[str, list[Binding]] = defaultdict(list)
+        for node in idx.within(scope, *_BINDING_NODES):
+            if node is scope or idx.scope(node) is not scope:
+                continue
+            for name, order, value in _bound(idx, node):
+                table[name].append(Binding(name, order, node, value))
+        for found in table.values():
+            found.sort(key=lambda b: b.order)
+        return dict(table)
+
+
+def _comprehension_names(comp: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+    for_in = getattr(comp, "for_in", None)
+    while isinstance(for_in, cst.CompFor):
+        names.update(n.value for n in target_names(for_in.target))
+        for_in = for_in.inner_for_in
+    return names
+
+
+def _bound(idx: Index, node: cst.CSTNode) -> list[tuple[str, int, cst.BaseExpression | None]]:
+    """(name, order after which it is bound, assigned expression or None) for one node."""
+    end = idx.end(node)
+    if isinstance(node, cst.Assign):
+        out: list[tuple[str, int, cst.BaseExpression | None]] = []
+        for t in node.targets:
+            plain = isinstance(t.target, cst.Name)
+            out.extend((n.value, end, node.value if plain else None) for n in target_names(t.target))
+        return out
+    if isinstance(node, cst.AnnAssign):
+        if node.value is None:
+            return []
+        plain = isinstance(node.target, cst.Name)
+        return [(n.value, end, node.value if plain else None) for n in target_names(node.target)]
+    if isinstance(node, cst.AugAssign):
+        return [(n.value, end, None) for n in target_names(node.target)]
+    if isinstance(node, cst.NamedExpr):
+        return [(n.value, end, node.value) for n in target_names(node.target)]
+    if isinstance(node, cst.For):
+        return [(n.value, idx.end(node.iter), None) for n in target_names(node.target)]
+    if isinstance(node, cst.WithItem):
+        if node.asname is None:
+            return []
+        return [(n.value, end, None) for n in target_names(node.asname.name)]
+    if isinstance(node, cst.Param):
+        return [(node.name.value, end, None)]
+    if isinstance(node, cst.ExceptHandler):
+        if node.name is None or not isinstance(node.name.name, cst.Name):
+            return []
+        return [(node.name.name.value, idx.order(node.body), None)]
+    if isinstance(node, cst.Del):
+        return [(n.value, end, None) for n in target_names(node.target)]
+    if isinstance(node, (cst.Import, cst.ImportFrom)):
+        if isinstance(node.names, cst.ImportStar):
+            return []
+        out = []
+        for alias in node.names:
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                out.append((alias.asname.name.value, end, None))
+            else:
+                out.append(((dotted(alias.name) or "").partition(".")[0], end, None))
+        return out
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        return [(node.name.value, end, None)]
+    return []
+
+
+def bindings(ctx: FileContext) -> Bindings:
+    return ctx.analysis(_build_bindings)
+
+
+def _build_bindings(ctx: FileContext) -> Bindings:
+    return Bindings(index(ctx))

@@ -1,0 +1,472 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from torchlint.rule import Example, FileContext, Report, Rule
+from torchlint.rules import _analysis as an
+
+
+class MissingZeroGrad(Rule):
+    """
+    ## What it does
+    Finds training loops that run a backward pass and an optimizer step but never clear
+    the gradients in that same loop: no `optimizer.zero_grad()`, `model.zero_grad()`,
+    `p.grad = None` or `p.grad.zero_()`, directly or in a helper of the same module that
+    the loop calls. A `zero_grad()` that runs only outside the stepping loop (once per
+    epoch for many steps) is reported too.
+
+    ## Why is this bad?
+    `backward()` adds into `.grad`; it never overwrites it. Without a clear, every step
+    applies the sum of all gradients computed so far: the effective learning rate grows
+    with the step count and training diverges or stalls, usually without any error.
+
+    ## Example
+    ```python
+    for x, y in loader:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+    ```
+
+    ## Use instead
+    ```python
+    for x, y in loader:
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+    ```
+    Gradient accumulation is fine: clear once per optimizer step, for example inside
+    `if (i + 1) % accum_steps == 0:` right after `optimizer.step()`.
+
+    ## Fix safety
+    No automatic fix: where the clear belongs depends on whether gradients are meant to
+    be accumulated over several batches.
+
+    ## Runtime confirmation
+    `torchlint probe` confirms it as TL102 gradients-carried-over: it sees an optimizer
+    step consume gradients that an earlier step already applied.
+
+    ## References
+    - https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html
+    - https://pytorch.org/tutorials/recipes/recipes/zeroing_out_gradients.html
+    """
+
+    CODE = "TL001"
+    NAME = "missing-zero-grad"
+    SUMMARY = "Training loop steps the optimizer but never clears gradients"
+    TRIGGERS = (("backward",), ("step",))
+    CONFIRMED_BY = ("TL102",)
+
+    VALID = [
+        # Zero at the top of the loop.
+        """
+        import torch
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in loader:
+            opt.zero_grad()
+            loss_fn(model(x), y).backward()
+            opt.step()
+        """,
+        # Zero after the step, with set_to_none.
+        """
+        for x, y in loader:
+            loss = model(x, y)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+        """,
+        # Gradient accumulation that clears once per step.
+        """
+        for i, (x, y) in enumerate(loader):
+            loss = model(x, y) / accum
+            loss.backward()
+            if (i + 1) % accum == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+        """,
+        # Clearing by hand.
+        """
+        for x, y in loader:
+            for p in model.parameters():
+                p.grad = None
+            model(x, y).backward()
+            optimizer.step()
+        """,
+        """
+        for x, y in loader:
+            model(x, y).backward()
+            optimizer.step()
+            for p in model.parameters():
+                if p.grad is not None:
+                    p.grad.detach_()
+                    p.grad.zero_()
+        """,
+        # A helper of the same module clears (a method reached through self).
+        """
+        class Trainer:
+            def reset(self):
+                self.optimizer.zero_grad()
+
+            def fit(self, loader):
+                for batch in loader:
+                    self.reset()
+                    self.model(batch).backward()
+                    self.optimizer.step()
+        """,
+        # A train_step helper that zeroes, called from the loop.
+        """
+        def train_step(model, optimizer, batch):
+            optimizer.zero_grad()
+            loss = model(batch)
+            loss.backward()
+            optimizer.step()
+
+        for epoch in range(10):
+            for batch in loader:
+                train_step(model, optimizer, batch)
+        """,
+        # A function with backward + step that nothing in the file loops over.
+        """
+        def train_step(model, optimizer, batch):
+            loss = model(batch)
+            loss.backward()
+            optimizer.step()
+        """,
+        # Lightning: no explicit backward; the framework steps and clears.
+        """
+        import lightning as L
+        class Model(L.LightningModule):
+            def training_step(self, batch, batch_idx):
+                return self.loss(batch)
+
+            def configure_optimizers(self):
+                return torch.optim.Adam(self.parameters())
+        """,
+        # DeepSpeed engines clear gradients in engine.step().
+        """
+        import deepspeed
+        model_engine, optimizer, _, _ = deepspeed.initialize(model=model, config=cfg)
+        for batch in loader:
+            loss = model_engine(batch)
+            model_engine.backward(loss)
+            model_engine.step()
+        """,
+        # Schedulers, environments and diffusion samplers also have step().
+        """
+        for x, y in loader:
+            loss = model(x, y)
+            loss.backward()
+            lr_scheduler.step()
+            obs, reward, done, info = env.step(action)
+            latents = noise_scheduler.step(noise_pred, t, latents).prev_sample
+        """,
+        # GAN: each network clears its own gradients (the DCGAN example).
+        """
+        for i, data in enumerate(dataloader):
+            netD.zero_grad()
+            errD = criterion(netD(real), label)
+            errD.backward()
+            optimizerD.step()
+            netG.zero_grad()
+            errG = criterion(netD(fake), label)
+            errG.backward()
+            optimizerG.step()
+        """,
+        # Two optimizers over one model's parameters, cleared through the model.
+        """
+        opt_a = torch.optim.SGD(model.encoder.parameters(), lr=0.1)
+        opt_b = torch.optim.Adam(model.head.parameters())
+        for x, y in loader:
+            model.zero_grad()
+            loss_fn(model(x), y).backward()
+            opt_a.step()
+            opt_b.step()
+        """,
+        # Accumulation over micro-steps with one clear per outer step (nanoGPT).
+        """
+        while True:
+            for micro_step in range(gradient_accumulation_steps):
+                loss = model(X, Y) / gradient_accumulation_steps
+                scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad(set_to_none=True)
+        """,
+        # LBFGS closure that clears, passed to step().
+        """
+        def closure():
+            optimizer.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            return loss
+
+        for i in range(20):
+            optimizer.step(closure)
+        """,
+        # Accelerate: backward through the accelerator, clear in the loop.
+        """
+        from accelerate import Accelerator
+        accelerator = Accelerator()
+        model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+        for batch in loader:
+            with accelerator.accumulate(model):
+                accelerator.backward(model(**batch).loss)
+                optimizer.step()
+                optimizer.zero_grad()
+        """,
+        # A fresh optimizer over a fresh tensor every iteration (latent optimization).
+        """
+        for t in timesteps:
+            x_in = latents.detach().clone().requires_grad_(True)
+            opt = torch.optim.SGD([x_in], lr=0.1)
+            loss = guidance_loss(unet(x_in, t))
+            loss.backward()
+            opt.step()
+        """,
+        # A project helper that clears gradients, imported from elsewhere.
+        """
+        from utils import zero_grads
+        for x, y in loader:
+            zero_grads(model)
+            model(x, y).backward()
+            optimizer.step()
+        """,
+    ]
+
+    INVALID = [
+        """
+        import torch
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+        for x, y in loader:
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            optimizer.step()  # expect: TL001
+        """,
+        # Aliased imports: the optimizer is recognised by its class, not its name.
+        """
+        import torch as T
+        from torch import optim
+        adam = optim.AdamW(net.parameters())
+        for x, y in loader:
+            T.nn.functional.mse_loss(net(x), y).backward()
+            adam.step()  # expect: TL001
+        """,
+        # zero_grad once per epoch, many steps per epoch.
+        """
+        for epoch in range(epochs):
+            optimizer.zero_grad()
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()  # expect: TL001
+        """,
+        # zero_grad once before training.
+        """
+        def train(model, loader, optimizer):
+            optimizer.zero_grad()
+            for x, y in loader:
+                loss = model(x, y)
+                loss.backward()
+                optimizer.step()  # expect: TL001
+        """,
+        # AMP with a GradScaler.
+        """
+        scaler = torch.cuda.amp.GradScaler()
+        for x, y in loader:
+            with torch.autocast("cuda"):
+                loss = model(x, y)
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)  # expect: TL001
+            scaler.update()
+        """,
+        # A helper that steps without clearing, called from a loop.
+        """
+        def train_step(model, optimizer, batch):
+            loss = model(batch)
+            loss.backward()
+            optimizer.step()  # expect: TL001
+
+        for epoch in range(10):
+            for batch in loader:
+                train_step(model, optimizer, batch)
+        """,
+        # A method reached through self.
+        """
+        class Trainer:
+            def step(self, batch):
+                loss = self.model(batch)
+                loss.backward()
+                self.optimizer.step()  # expect: TL001
+
+            def fit(self, loader):
+                for batch in loader:
+                    self.step(batch)
+        """,
+        # Accelerate without a clear.
+        """
+        model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+        for batch in loader:
+            loss = model(**batch).loss
+            accelerator.backward(loss)
+            optimizer.step()  # expect: TL001
+            lr_scheduler.step()
+        """,
+        # torch.autograd.backward.
+        """
+        from torch.optim import SGD
+        sgd = SGD(params, lr=0.01)
+        while step < max_steps:
+            torch.autograd.backward(loss_fn(params))
+            sgd.step()  # expect: TL001
+            step += 1
+        """,
+        # A GAN that clears only the discriminator.
+        """
+        opt_g = torch.optim.Adam(gen.parameters())
+        opt_d = torch.optim.Adam(disc.parameters())
+        for real in loader:
+            disc.zero_grad()
+            bce(disc(real), ones).backward()
+            opt_d.step()
+            bce(disc(gen(z)), ones).backward()
+            opt_g.step()  # expect: TL001
+        """,
+        # A GAN with two optimizers and no clear at all.
+        """
+        for real in loader:
+            d_loss = criterion(disc(real), ones)
+            d_loss.backward()
+            opt_d.step()  # expect: TL001
+            g_loss = criterion(disc(gen(z)), ones)
+            g_loss.backward()
+            opt_g.step()  # expect: TL001
+        """,
+        # An attribute optimizer inside a method loop.
+        """
+        class Runner:
+            def train(self):
+                for epoch in range(self.epochs):
+                    for x, y in self.loader:
+                        out = self.net(x)
+                        self.criterion(out, y).backward()
+                        self.optim.step()  # expect: TL001
+        """,
+        # Gradient accumulation that forgets to clear after stepping.
+        """
+        for i, (x, y) in enumerate(loader):
+            loss = model(x, y) / accum
+            loss.backward()
+            if (i + 1) % accum == 0:
+                optimizer.step()  # expect: TL001
+        """,
+        # A clear that only happens after training.
+        """
+        for x, y in loader:
+            model(x, y).backward()
+            optimizer.step()  # expect: TL001
+        optimizer.zero_grad()
+        """,
+        # The optimizer comes from a factory.
+        """
+        opt = build_optimizer(cfg, model)
+        for it, batch in enumerate(loader):
+            loss = model(batch)["loss"]
+            loss.backward()
+            opt.step()  # expect: TL001
+        """,
+    ]
+
+    def check(self, ctx: FileContext) -> Iterator[Report]:
+        train = an.training(ctx)
+        if not train.steps or not train.backward:
+            return
+        idx = an.index(ctx)
+        funcs = an.functions(ctx)
+        reach = _LoopReach(idx, funcs, train)
+        for step in train.steps:
+            loops = reach.stepping_loops(step)
+            bad = [
+                loop
+                for loop in loops
+                if not any(train.clears_gradients_of(clear, step) for clear in reach.events(loop, "clears"))
+                and not reach.builds_optimizer(loop, train.optimizer_of(step))
+            ]
+            if bad:
+                yield self.report(step, self._message(ctx, train, step, bad[0], reach))
+
+    def _message(
+        self, ctx: FileContext, train: an.Training, step: cst.Call, loop: cst.For | cst.While, reach: _LoopReach
+    ) -> str:
+        code = ctx.module.code_for_node
+        call = code(step.func) + "()" if not step.args else code(step.func) + "(" + code(step.args[0].value) + ")"
+        optimizer = code(train.optimizer_of(step))
+        where = "in this loop"
+        if not reach.idx.contains(loop, step):
+            scope = reach.idx.scope(loop)
+            where = f"in the loop of `{scope.name.value}()`" if isinstance(scope, cst.FunctionDef) else "in a loop"
+        if reach.clears_outside(loop):
+            return (
+                f"`{call}` runs {where} but `zero_grad()` only runs outside that loop (once per "
+                f"outer iteration): gradients accumulate across steps; call `{optimizer}.zero_grad()` "
+                f"inside the loop, once per step"
+            )
+        return (
+            f"`{call}` runs {where} but its gradients are never cleared: gradients accumulate "
+            f"across iterations; call `{optimizer}.zero_grad()` once per step"
+        )
+
+
+class _LoopReach:
+    """Which training events and loops each loop runs, through local calls too."""
+
+    def __init__(self, idx: an.Index, funcs: an.Functions, train: an.Training) -> None:
+        self.idx = idx
+        self.funcs = funcs
+        self.train = train
+        self._events: dict[tuple[int, str], list[cst.CSTNode]] = {}
+        self._inner: dict[int, list[cst.For | cst.While]] = {}
+        self.loops = [
+            loop for loop in idx.nodes(cst.For, cst.While) if self.events(loop, "backward") and self.events(loop, "steps")
+        ]
+
+    def events(self, loop: cst.For | cst.While, kind: str) -> list[cst.CSTNode]:
+        key = (id(loop), kind)
+        if key not in self._events:
+            self._events[key] = self.train.events_in(getattr(self.train, kind), loop.body, self.funcs)
+        return self._events[key]
+
+    def inner_loops(self, loop: cst.For | cst.While) -> list[cst.For | cst.While]:
+        if id(loop) not in self._inner:
+            self._inner[id(loop)] = an.loops_run_by(self.idx, self.funcs, loop.body)
+        return self._inner[id(loop)]
+
+    def stepping_loops(self, step: cst.Call) -> list[cst.For | cst.While]:
+        """The innermost loops that run both `step` and a backward pass, once per iteration."""
+        candidates = [loop for loop in self.loops if any(e is step for e in self.events(loop, "steps"))]
+        candidate_ids = {id(c) for c in candidates}
+        return [
+            loop for loop in candidates if not any(id(inner) in candidate_ids for inner in self.inner_loops(loop))
+        ]
+
+    def builds_optimizer(self, loop: cst.For | cst.While, optimizer: cst.BaseExpression) -> bool:
+        """A fresh optimizer every iteration, usually over fresh tensors (latent optimization)."""
+        name = an.dotted(optimizer)
+        return name is not None and any(
+            an.dotted(target.target) == name
+            for assign in self.idx.within(loop.body, cst.Assign)
+            for target in assign.targets
+        )
+
+    def clears_outside(self, loop: cst.For | cst.While) -> bool:
+        """A clear runs in the same function before the loop, or in an enclosing loop."""
+        scope = self.idx.scope(loop)
+        for clear in self.train.clears:
+            if self.idx.scope(clear) is scope and not self.idx.contains(loop, clear):
+                if self.idx.order(clear) < self.idx.order(loop) or any(
+                    self.idx.contains(outer, clear) for outer in an.enclosing_loops(self.idx, loop)
+                ):
+                    return True
+        return False

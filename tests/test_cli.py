@@ -1,0 +1,163 @@
+"""The `torchlint check` command line: flags, output, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from torchlint.cli import main
+
+BUGGY = textwrap.dedent(
+    """
+    import torch
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+    """
+).lstrip()
+CLEAN = "import torch\nx = torch.zeros(3)\n"
+JSON_KEYS = {"code", "name", "message", "severity", "filename", "line", "column", "end_line", "end_column", "fix"}
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "train.py").write_text(BUGGY)
+    (tmp_path / "clean.py").write_text(CLEAN)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_findings_exit_1_with_location_source_and_summary(project: Path) -> None:
+    result = invoke("check", ".")
+    assert result.exit_code == 1
+    first = result.output.splitlines()[0]
+    assert first.startswith("train.py:5:5: TL001 [missing-zero-grad] `optimizer.step()`")
+    assert "    optimizer.step()" in result.output
+    assert "^^^^" in result.output
+    assert "Found 1 finding in 1 of 2 files checked." in result.output
+
+
+def test_clean_tree_exits_0(project: Path) -> None:
+    result = invoke("check", "clean.py")
+    assert result.exit_code == 0
+    assert "All checks passed (1 file checked)." in result.output
+
+
+def test_default_path_is_current_folder(project: Path) -> None:
+    assert invoke("check").exit_code == 1
+
+
+def test_json_has_exactly_the_documented_keys(project: Path) -> None:
+    result = invoke("check", "--format", "json", ".")
+    assert result.exit_code == 1
+    data = json.loads(result.output)
+    assert len(data) == 1
+    finding = data[0]
+    assert set(finding) == JSON_KEYS
+    assert finding["code"] == "TL001"
+    assert finding["filename"] == "train.py"
+    assert (finding["line"], finding["column"], finding["end_line"], finding["end_column"]) == (5, 5, 5, 21)
+    assert finding["severity"] == "error"
+    assert finding["fix"] is None
+
+
+def test_json_filename_is_absolute_outside_the_working_folder(project: Path, tmp_path_factory) -> None:
+    other = tmp_path_factory.mktemp("elsewhere") / "t.py"
+    other.write_text(BUGGY)
+    data = json.loads(invoke("check", "--format", "json", str(other)).output)
+    assert data[0]["filename"] == str(other)
+
+
+def test_select_and_ignore(project: Path) -> None:
+    assert invoke("check", "--select", "TL002", ".").exit_code == 0
+    assert invoke("check", "--select", "TL00", ".").exit_code == 1
+    assert invoke("check", "--select", "missing-zero-grad", ".").exit_code == 1
+    assert invoke("check", "--ignore", "TL001", ".").exit_code == 0
+    assert invoke("check", "--ignore", "TL002,TL001", ".").exit_code == 0
+    assert invoke("check", "--select", "TL001", "--ignore", "TL0", ".").exit_code == 0
+
+
+def test_unknown_code_is_a_usage_error(project: Path) -> None:
+    result = CliRunner().invoke(main, ["check", "--select", "TL777", "."])
+    assert result.exit_code == 2
+    assert "TL777" in result.output
+
+
+def test_output_file(project: Path) -> None:
+    result = invoke("check", "--format", "json", "--output", "report.json", ".")
+    assert result.exit_code == 1
+    assert result.output == ""
+    assert json.loads((project / "report.json").read_text())[0]["code"] == "TL001"
+
+
+def test_exit_zero(project: Path) -> None:
+    result = invoke("check", "--exit-zero", ".")
+    assert result.exit_code == 0
+    assert "TL001" in result.output
+
+
+def test_statistics(project: Path) -> None:
+    result = invoke("check", "--statistics", ".")
+    assert any(line.split() == ["1", "TL001", "missing-zero-grad"] for line in result.output.splitlines())
+
+
+def test_quiet_prints_findings_only(project: Path) -> None:
+    result = invoke("check", "--quiet", ".")
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        "train.py:5:5: TL001 [missing-zero-grad] " + json.loads(invoke("check", "--format", "json").output)[0]["message"]
+    ]
+
+
+def test_missing_path_is_exit_2(project: Path) -> None:
+    result = CliRunner().invoke(main, ["check", "nope.py"])
+    assert result.exit_code == 2
+    assert "no such file or folder: nope.py" in result.output
+
+
+def test_unknown_format_is_exit_2(project: Path) -> None:
+    assert CliRunner().invoke(main, ["check", "--format", "xml", "."]).exit_code == 2
+
+
+def test_rules_lists_every_rule() -> None:
+    from torchlint.registry import all_rules
+
+    result = invoke("rules")
+    for rule in all_rules():
+        assert any(line.split()[:2] == [rule.CODE, rule.NAME] for line in result.output.splitlines())
+
+
+def test_explain_prints_the_doc() -> None:
+    result = invoke("explain", "TL001")
+    assert result.exit_code == 0
+    assert "# TL001 missing-zero-grad" in result.output
+    assert "## Why is this bad?" in result.output
+    assert invoke("explain", "missing-zero-grad").output == result.output
+    assert CliRunner().invoke(main, ["explain", "TL777"]).exit_code == 2
+
+
+def test_python_dash_m_and_console_script(project: Path) -> None:
+    for command in ([sys.executable, "-m", "torchlint"], [str(Path(sys.executable).parent / "torchlint")]):
+        proc = subprocess.run([*command, "check", "--format", "json", "."], capture_output=True, text=True)
+        assert proc.returncode == 1, proc.stderr
+        assert json.loads(proc.stdout)[0]["code"] == "TL001"
+
+
+def test_deterministic_sorted_output(project: Path) -> None:
+    for i in range(5):
+        (project / f"m{i}.py").write_text(BUGGY)
+    outputs = {invoke("check", "--format", "json", "--jobs", str(j), ".").output for j in (1, 2)}
+    assert len(outputs) == 1
+    names = [f["filename"] for f in json.loads(outputs.pop())]
+    assert names == sorted(names)

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from torchlint.api import check_source
+
+LOOP = textwrap.dedent(
+    """
+    for x, y in loader:
+        loss_fn(model(x), y).backward()
+        optimizer.step(){comment}
+    """
+)
+
+
+@pytest.mark.parametrize(
+    "comment, suppressed",
+    [
+        ("", False),
+        ("  # torchlint: disable=TL001", True),
+        ("  # torchlint: disable=TL002, TL001", True),
+        ("  # torchlint: disable=missing-zero-grad", True),
+        ("  # torchlint: disable=TL002", False),
+        ("  # torchlint: disable", True),
+        ("  # noqa: TL001", True),
+        ("  # noqa:TL001,TL003", True),
+        ("  # noqa", True),
+        ("  # NOQA", True),
+        ("  # noqa: E501", False),
+    ],
+)
+def test_line_suppressions(comment: str, suppressed: bool) -> None:
+    findings = check_source(LOOP.format(comment=comment))
+    assert (findings == []) is suppressed
+
+
+@pytest.mark.parametrize(
+    "header, suppressed",
+    [
+        ("# torchlint: disable-file=TL001\n", True),
+        ("# torchlint: disable-file=TL003,TL001\n", True),
+        ("# torchlint: disable-file=TL003\n", False),
+        ("# torchlint: disable-file\n", True),
+    ],
+)
+def test_file_suppressions(header: str, suppressed: bool) -> None:
+    findings = check_source(header + LOOP.format(comment=""))
+    assert (findings == []) is suppressed
+
+
+def test_suppression_on_another_line_does_not_apply() -> None:
+    source = "# noqa\n" + LOOP.format(comment="")
+    assert [f.code for f in check_source(source)] == ["TL001"]
