@@ -2,7 +2,7 @@
 under the probe, alternately, and prints the ratio of the median loop CPU times.
 Target: <= 1.2.
 
-    python bench/probe_overhead.py [--steps 300] [--rounds 5]
+    python bench/probe_overhead.py [--steps 300] [--rounds 7]
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def probed(steps: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=300)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
     plain_times, probed_times = [], []
     for round_ in range(1, args.rounds + 1):
