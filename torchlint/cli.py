@@ -9,7 +9,7 @@ from typing import Any, Callable, NoReturn, Sequence, TypeVar
 
 import click
 
-from torchlint import __version__
+from torchlint import __version__, probe_cli
 from torchlint.config import Config, ConfigError, discover_config, load_config
 from torchlint.discovery import MissingPathError
 from torchlint.finding import Finding
@@ -208,6 +208,9 @@ def docs(output: str, check_only: bool) -> None:
     if check_only and changed:
         click.echo("Run `torchlint docs` to regenerate them.", err=True)
         sys.exit(EXIT_FINDINGS)
+
+
+main.add_command(probe_cli.command())
 
 
 def run() -> None:

@@ -1,0 +1,44 @@
+"""The probe's JSON report: `{"version", "scripts": [...]}`; per script `path`,
+`returncode`, `timed_out`, `steps`, `memory` (per-step samples) and `findings`, each with
+`code`, `status`, `filename`, `line`, `message` and `evidence`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from torchlint import __version__
+from torchlint.runtime_probe.api import ProbeResult, ScriptResult
+
+
+def script_dict(script: ScriptResult) -> dict[str, Any]:
+    crash = script.crash
+    return {
+        "path": script.path,
+        "returncode": script.returncode,
+        "timed_out": script.timed_out,
+        "steps": script.steps,
+        "memory": list(script.memory),
+        "findings": [f.to_dict() for f in script.findings],
+        "stopped": script.stopped,
+        "cuda": script.cuda,
+        "duration": round(script.duration, 3),
+        "max_steps": script.max_steps,
+        "timeout": script.timeout,
+        "crash": None if crash is None else {"type": crash.type, "message": crash.message, "traceback": crash.traceback},
+        "ranks": [
+            {"rank": r.rank, "steps": r.steps, "exit_code": r.exit_code, "stopped": r.stopped, "memory": list(r.memory)}
+            for r in script.ranks
+        ],
+        "output_tail": script.output_tail if script.failed else "",
+        "probe_errors": list(script.probe_errors),
+    }
+
+
+def render(result: ProbeResult) -> str:
+    data = {
+        "version": __version__,
+        "scripts": [script_dict(s) for s in result.scripts],
+        "skipped": [{"path": s.path, "reason": s.reason} for s in result.skipped],
+    }
+    return json.dumps(data, indent=2) + "\n"

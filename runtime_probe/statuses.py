@@ -1,0 +1,186 @@
+"""Static findings + what the probed processes saw -> one status per finding, plus the
+runtime-only findings. Pure: no I/O, no torch."""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable, Iterable, Sequence
+
+from torchlint.finding import Finding
+from torchlint.runtime_probe.protocol import RUNTIME_NAMES, STATIC_NAMES, Event, Frame, RankReport
+
+
+class Status(str, Enum):
+    CONFIRMED = "confirmed"
+    NOT_REPRODUCED = "not-reproduced"
+    NOT_REACHED = "not-reached"
+    NEEDS_GPU = "needs-gpu"
+    # A runtime finding of the probe's own, with no static finding behind it.
+    FOUND = "found"
+    # A static finding of a rule that the probe has no runtime check for.
+    UNCHECKED = "unchecked"
+
+
+FAILING = (Status.CONFIRMED, Status.FOUND)
+
+
+@dataclass(frozen=True)
+class RuntimeCheck:
+    """How the probe checks a static rule: the event code that confirms it, and whether
+    the check can only happen on a CUDA device."""
+
+    event: str
+    needs_cuda: bool = False
+
+
+CHECKS = {
+    "TL001": RuntimeCheck("TL102"),
+    "TL002": RuntimeCheck("TL002", needs_cuda=True),
+    "TL003": RuntimeCheck("TL003"),
+    "TL004": RuntimeCheck("TL004"),
+}
+
+
+@dataclass(frozen=True)
+class ProbedFinding:
+    code: str
+    name: str
+    status: Status
+    filename: str
+    line: int
+    message: str
+    evidence: dict[str, Any] = field(default_factory=dict, compare=False)
+    ranks: tuple[int, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "code": self.code,
+            "name": self.name,
+            "status": self.status.value,
+            "filename": self.filename,
+            "line": self.line,
+            "message": self.message,
+            "evidence": self.evidence,
+        }
+        if len(self.ranks) > 1 or any(self.ranks):
+            data["ranks"] = list(self.ranks)
+        return data
+
+
+@dataclass
+class _Merged:
+    event: Event
+    ranks: list[int]
+    used: bool = False
+
+
+def checked_lines(findings: Iterable[Finding]) -> tuple[int, ...]:
+    """Lines whose execution the child must record: those of checkable findings."""
+    return tuple(sorted({f.line for f in findings if f.code in CHECKS}))
+
+
+def _merge(reports: Sequence[RankReport]) -> list[_Merged]:
+    merged: dict[tuple[str, str, int, bool], _Merged] = {}
+    for report in reports:
+        for event in report.events:
+            key = (event.code, os.path.normcase(event.filename), event.line, event.benign)
+            if key in merged:
+                merged[key].ranks.append(report.rank)
+            else:
+                merged[key] = _Merged(event, [report.rank])
+    return list(merged.values())
+
+
+def _scope(tree: ast.Module | None, line: int) -> tuple[int, int]:
+    """Lines of the innermost loop or function around `line` (the whole file at top level)."""
+    best = (1, 1 << 30)
+    if tree is None:
+        return best
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)):
+            start, end = node.lineno, node.end_lineno or node.lineno
+            if start <= line <= end and end - start < best[1] - best[0]:
+                best = (start, end)
+    return best
+
+
+def _same_file(a: str, b: str) -> bool:
+    return os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b))
+
+
+def _match(finding: Finding, script: str, event: Event, tree: ast.Module | None) -> int:
+    """How well an event fits a finding: 2 when one of the user's frames of the event sits
+    on the finding's own lines, 1 when in the innermost loop or function around it (weak
+    events need 2), 0 otherwise."""
+    start, end = _scope(tree, finding.line)
+    frames = [f.line for f in event.stack if _same_file(f.filename, script)]
+    if any(finding.line <= line <= max(finding.end_line, finding.line) for line in frames):
+        return 2
+    if not event.weak and any(start <= line <= end for line in frames):
+        return 1
+    return 0
+
+
+def assign(
+    static: Sequence[Finding],
+    reports: Sequence[RankReport],
+    script: str,
+    source: str | None,
+    display: Callable[[str], str] = str,
+) -> list[ProbedFinding]:
+    """Statuses of `static` (the findings of `script`) and the runtime-only findings."""
+    try:
+        tree = ast.parse(source) if source is not None else None
+    except SyntaxError:
+        tree = None
+    merged = _merge(reports)
+    reached = {line for report in reports for line in report.reached}
+    cuda = any(report.cuda for report in reports)
+    results = [_status(f, merged, reached, cuda, script, tree) for f in static]
+    for item in merged:
+        if not (item.used or item.event.benign or item.event.weak):
+            event = item.event
+            results.append(
+                ProbedFinding(
+                    code=event.code,
+                    name=RUNTIME_NAMES.get(event.code) or STATIC_NAMES.get(event.code, ""),
+                    status=Status.FOUND,
+                    filename=display(event.filename),
+                    line=event.line,
+                    message=event.message,
+                    evidence=event.evidence,
+                    ranks=tuple(sorted(item.ranks)),
+                )
+            )
+    return sorted(results, key=lambda p: (p.filename, p.line, p.code))
+
+
+def _status(
+    finding: Finding, merged: list[_Merged], reached: set[int], cuda: bool, script: str, tree: ast.Module | None
+) -> ProbedFinding:
+    def result(status: Status, evidence: dict[str, Any], ranks: Iterable[int] = ()) -> ProbedFinding:
+        return ProbedFinding(
+            finding.code, finding.name, status, finding.filename, finding.line, finding.message, evidence, tuple(ranks)
+        )
+
+    check = CHECKS.get(finding.code)
+    if check is None:
+        return result(Status.UNCHECKED, {})
+    if check.needs_cuda and not cuda:
+        return result(Status.NEEDS_GPU, {"reason": "this check needs a CUDA device and none was present"})
+    fits = {id(m): _match(finding, script, m.event, tree) for m in merged if m.event.code == check.event}
+    related = sorted((m for m in merged if fits.get(id(m))), key=lambda m: -fits[id(m)])
+    confirming = [m for m in related if not m.event.benign]
+    if confirming:
+        for item in confirming:
+            item.used = True
+        first = confirming[0].event
+        evidence = {"runtime_code": first.code, "runtime_message": first.message, **first.evidence}
+        return result(Status.CONFIRMED, evidence, sorted({r for m in confirming for r in m.ranks}))
+    if finding.line in reached:
+        evidence = {"runtime_message": related[0].event.message} if related else {}
+        return result(Status.NOT_REPRODUCED, evidence)
+    return result(Status.NOT_REACHED, {})

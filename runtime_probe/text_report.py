@@ -1,0 +1,120 @@
+"""The probe's text report: per script, how it ran and each finding's status with its
+evidence; then a summary."""
+
+from __future__ import annotations
+
+import re
+
+from torchlint.runtime_probe.api import ProbeResult, ScriptResult
+from torchlint.runtime_probe.frames import is_user_file
+from torchlint.runtime_probe.statuses import ProbedFinding, Status
+
+INDENT = "    "
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _how_it_ran(script: ScriptResult) -> str:
+    parts = [_plural(script.steps, "step")]
+    if script.stopped == "max-steps":
+        parts[0] += " (stopped at the step limit)"
+    if script.timed_out:
+        parts.append(f"timed out after {script.timeout:g} s, partial report")
+    elif script.crash is not None:
+        parts.append(f"crashed with exit status {script.returncode} ({script.crash.type}: {_first_line(script.crash.message)})")
+    elif not script.ranks:
+        parts.append(f"exit status {script.returncode}, no report from the probe")
+    else:
+        parts.append(f"exit status {script.returncode}")
+    if len(script.ranks) > 1:
+        parts.append(f"{len(script.ranks)} ranks")
+    parts.append(f"{script.duration:.1f} s")
+    parts.append("CUDA" if script.cuda else "no CUDA")
+    return ", ".join(parts)
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= 120 else line[:117] + "..."
+
+
+def _detail(finding: ProbedFinding, script: ScriptResult) -> str:
+    if finding.status in (Status.CONFIRMED,):
+        return str(finding.evidence.get("runtime_message", ""))
+    if finding.status is Status.FOUND:
+        return finding.message
+    if finding.status is Status.NOT_REPRODUCED:
+        note = finding.evidence.get("runtime_message")
+        return f"its line ran and nothing went wrong{': ' + note if note else ''}"
+    if finding.status is Status.NOT_REACHED:
+        return f"its line never ran within the bounds ({script.max_steps} steps, {script.timeout:g} s)"
+    if finding.status is Status.NEEDS_GPU:
+        return "this check needs a CUDA device and none was present"
+    return "the probe has no runtime check for this rule"
+
+
+_FRAME = re.compile(r'^  File "(?P<path>[^"]+)", line \d+')
+
+
+def user_traceback(text: str) -> list[str]:
+    """A traceback with only the frames of the user's code (the JSON report keeps it all)."""
+    shown: list[str] = []
+    keep = True
+    hidden = False
+    for line in text.rstrip().splitlines():
+        frame = _FRAME.match(line)
+        if frame:
+            keep = is_user_file(frame.group("path"))
+            if not keep and not hidden:
+                shown.append("  ...")
+            hidden = not keep
+        elif not line.startswith(" "):
+            keep, hidden = True, False
+        if keep:
+            shown.append(line)
+    return shown
+
+
+def render_script(script: ScriptResult) -> str:
+    lines = [f"{script.path}: {_how_it_ran(script)}"]
+    for finding in script.findings:
+        ranks = f" (ranks {', '.join(map(str, finding.ranks))})" if len(finding.ranks) > 1 else ""
+        lines.append(f"  {finding.filename}:{finding.line}: {finding.code} [{finding.name}] {finding.status.value}{ranks}")
+        lines.append(f"  {INDENT}{_detail(finding, script)}")
+    if not script.findings:
+        lines.append("  nothing found")
+    if script.crash is not None and script.crash.traceback:
+        lines.extend(f"  {INDENT}{line}" for line in user_traceback(script.crash.traceback))
+    elif script.failed and script.output_tail:
+        lines.append(f"  {INDENT}last output:")
+        lines.extend(f"  {INDENT}{line}" for line in script.output_tail.splitlines()[-10:])
+    for error in script.probe_errors[:3]:
+        lines.append(f"  probe error (please report): {error}")
+    return "\n".join(lines) + "\n"
+
+
+def render_summary(result: ProbeResult) -> str:
+    lines = [f"skipped {s.path}: {s.reason}" for s in result.skipped]
+    counts = [f"{sum(s.count(status) for s in result.scripts)} {status.value}" for status in Status]
+    counts = [c for c in counts if not c.startswith("0 ")]
+    probed = _plural(len(result.scripts), "script")
+    troubles = []
+    crashed = sum(1 for s in result.scripts if s.crash is not None and not s.timed_out)
+    timed_out = sum(1 for s in result.scripts if s.timed_out)
+    if crashed:
+        troubles.append(f"{crashed} crashed")
+    if timed_out:
+        troubles.append(f"{timed_out} timed out")
+    line = f"Probed {probed}: {', '.join(counts) if counts else 'nothing found'}."
+    if troubles:
+        line += f" {', '.join(troubles).capitalize()}."
+    lines.append(line)
+    if any(not s.cuda for s in result.scripts):
+        lines.append("No CUDA device: the TL002 timing check, TL104 and CUDA memory statistics did not run.")
+    return "\n".join(lines) + "\n"
+
+
+def render(result: ProbeResult) -> str:
+    return "".join(render_script(s) + "\n" for s in result.scripts) + render_summary(result)

@@ -1,0 +1,115 @@
+"""`torchlint probe` on the command line: selection, reports, exit codes, usage errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from probe_support import CPU, DATA, line_of
+
+from torchlint.cli import main
+
+NO_RULES = ["--all", "--ignore", "ALL"]
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["probe", *args])
+    return result.exit_code, result.output
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, dict, ET.Element]:
+    folder = tmp_path_factory.mktemp("reports")
+    report, junit = folder / "probe.json", folder / "probe.xml"
+    scripts = [str(CPU / name) for name in ("crash.py", "missing_zero_grad.py", "best_loss.py")]
+    code, output = invoke(*NO_RULES, "--max-steps", "6", "--report", str(report), "--junit", str(junit), *scripts)
+    return code, output, json.loads(report.read_text()), ET.parse(junit).getroot()
+
+
+def test_findings_make_exit_code_one_and_a_crash_does_not_stop_the_rest(reports) -> None:
+    code, output, data, _ = reports
+    assert code == 1, output
+    assert sorted(Path(s["path"]).name for s in data["scripts"]) == ["best_loss.py", "crash.py", "missing_zero_grad.py"]
+    assert "crash.py: 2 steps, crashed with exit status 1 (ValueError: the data ran out)" in output
+    assert "Probed 3 scripts: 1 found. 1 crashed." in output
+
+
+def test_json_report(reports) -> None:
+    _, _, data, _ = reports
+    scripts = {Path(s["path"]).name: s for s in data["scripts"]}
+    crash, missing, best = scripts["crash.py"], scripts["missing_zero_grad.py"], scripts["best_loss.py"]
+    assert (crash["returncode"], crash["timed_out"], crash["steps"]) == (1, False, 2)
+    assert "ValueError: the data ran out" in crash["crash"]["traceback"]
+    assert (missing["returncode"], missing["steps"], len(missing["memory"])) == (0, 6, 6)
+    [finding] = missing["findings"]
+    assert (finding["code"], finding["status"], finding["line"]) == (
+        "TL102",
+        "found",
+        line_of(CPU / "missing_zero_grad.py", "step"),
+    )
+    assert finding["evidence"]["steps_carried_over"] == 5 and finding["message"]
+    assert best["findings"] == []
+
+
+def test_junit_report(reports) -> None:
+    _, _, _, root = reports
+    cases = {Path(case.get("name")).name: case for case in root.iter("testcase")}
+    assert cases["crash.py"].find("error") is not None
+    assert "TL102" in cases["missing_zero_grad.py"].find("failure").get("message")
+    assert cases["best_loss.py"].find("failure") is None and cases["best_loss.py"].find("error") is None
+
+
+def test_arguments_after_double_dash_go_to_the_script() -> None:
+    code, output = invoke(*NO_RULES, str(DATA / "needs_args.py"), "--", "--steps", "3", "--tag", "cli")
+    assert code == 0, output
+    assert "needs_args.py: 3 steps, exit status 0" in output
+
+
+def test_arguments_for_several_scripts_are_a_usage_error() -> None:
+    code, output = invoke(*NO_RULES, str(CPU / "crash.py"), str(CPU / "lbfgs.py"), "--", "--x")
+    assert code == 2 and "arguments after `--` are for one script" in output
+
+
+def test_nothing_to_probe() -> None:
+    code, output = invoke("--ignore", "ALL", str(CPU))
+    assert code == 0 and "Nothing to probe" in output
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--max-steps", "0", "x.py"], "--max-steps"),
+        (["--device", "tpu", "x.py"], "--device"),
+        (["does-not-exist.py"], "no such file or folder"),
+    ],
+)
+def test_usage_errors(args: list[str], message: str) -> None:
+    code, output = invoke(*args)
+    assert code == 2 and message in output
+
+
+def test_a_missing_torch_is_a_clear_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    code, output = invoke(*NO_RULES, str(CPU / "crash.py"))
+    assert code == 2 and "needs PyTorch" in output
+
+
+def test_cuda_device_required_but_absent() -> None:
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present")
+    code, output = invoke("--device", "cuda", *NO_RULES, str(CPU / "crash.py"))
+    assert code == 2 and "no CUDA device" in output
+
+
+def test_the_command_line_imports_no_torch() -> None:
+    check = "import sys, torchlint.cli, torchlint.runtime_probe.api; sys.exit('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", check], cwd="/").returncode == 0

@@ -1,0 +1,407 @@
+"""The probe's pure parts, without running any script: line markers, program detection,
+device-error parsing, status assignment and the JSON and JUnit reports."""
+
+from __future__ import annotations
+
+import json
+import sysconfig
+import textwrap
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from probe_support import static
+
+from torchlint.config import Config, ProbeScript, ProbeSettings
+from torchlint.runtime_probe import json_report, junit_report, text_report
+from torchlint.runtime_probe.api import ProbeOptions, ProbeResult, ScriptResult, is_program, run_spec
+from torchlint.runtime_probe.devices import mismatch_devices
+from torchlint.runtime_probe.markers import MARKER, compile_script
+from torchlint.runtime_probe.protocol import Event, Frame, RankReport
+from torchlint.runtime_probe.statuses import Status, assign
+
+# --- line markers -----------------------------------------------------------------------
+
+MARKED = textwrap.dedent(
+    '''\
+    """A docstring stays the docstring."""
+    from __future__ import annotations
+
+
+    def f(x):
+        try:
+            y = (x +
+                 1)
+        except ValueError:
+            y = 0
+        return y
+
+
+    for i in range(2):
+        if i:
+            f(i)
+        else:
+            pass
+    raise RuntimeError("boom")
+    '''
+)
+
+
+def run_marked(lines: list[int]) -> tuple[set[int], BaseException]:
+    reached: set[int] = set()
+    code = compile_script(MARKED, "marked.py", lines)
+    namespace = {MARKER: reached.add, "__name__": "__main__"}
+    with pytest.raises(RuntimeError) as info:
+        exec(code, namespace)
+    return reached, info.value
+
+
+def test_markers_record_the_lines_that_ran() -> None:
+    reached, _ = run_marked([1, 2, 8, 10, 16, 18, 19])
+    # 10 is in the except branch that never ran; 1 and 2 cannot carry markers.
+    assert reached == {8, 16, 18, 19}
+
+
+def test_markers_keep_line_numbers_and_the_docstring() -> None:
+    _, error = run_marked([7, 16, 19])
+    tb = error.__traceback__
+    while tb.tb_next:
+        tb = tb.tb_next
+    assert tb.tb_lineno == 19
+    code = compile_script(MARKED, "marked.py", [7])
+    assert code.co_consts[0] == "A docstring stays the docstring."
+
+
+# --- which files are programs -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("if __name__ == '__main__':\n    main()\n", True),
+        ("if '__main__' == __name__:\n    main()\n", True),
+        ("for x in range(3):\n    pass\n", True),
+        ("train()\n", True),
+        ('"""doc"""\nimport torch\nX = 1\ndef f():\n    pass\nclass C:\n    pass\n', False),
+        ("def broken(:\n", False),
+    ],
+)
+def test_is_program(source: str, expected: bool) -> None:
+    assert is_program(source) is expected
+
+
+# --- device-mismatch messages ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "message, devices",
+    [
+        (
+            "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
+            ("cuda:0", "cpu"),
+        ),
+        (
+            "Expected all tensors to be on the same device, but got mat1 is on cpu, different from other tensors "
+            "on cuda:0 (when checking argument in method wrapper_CUDA_addmm)",
+            ("cpu", "cuda:0"),
+        ),
+        ("Tensor on device meta is not on the expected device cpu!", ("meta", "cpu")),
+        (
+            "Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same or input "
+            "should be a MKLDNN tensor and weight is a dense tensor",
+            ("cpu", "cuda"),
+        ),
+        (
+            "Input and parameter tensors are not at the same device, found input tensor at cpu and parameter "
+            "tensor at cuda:0",
+            ("cpu", "cuda:0"),
+        ),
+    ],
+)
+def test_device_mismatch_messages(message: str, devices: tuple[str, ...]) -> None:
+    assert mismatch_devices(message) == devices
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "mat1 and mat2 shapes cannot be multiplied (16x4 and 8x1)",
+        "Input type (torch.cuda.FloatTensor) and weight type (torch.cuda.HalfTensor) should be the same",
+        "CUDA out of memory.",
+    ],
+)
+def test_other_errors_are_not_device_mismatches(message: str) -> None:
+    assert mismatch_devices(message) is None
+
+
+# --- statuses ------------------------------------------------------------------------------
+
+SCRIPT_SOURCE = textwrap.dedent(
+    """\
+    import torch
+
+    def helper(optimizer):
+        optimizer.step()  # line: helper-step
+
+    def unused(optimizer):
+        optimizer.step()  # line: unused-step
+
+    for step in range(10):
+        loss.backward()  # line: backward
+        optimizer.step()  # line: step
+        helper(optimizer)
+    start = time.time()  # line: clock
+    """
+)
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> Path:
+    path = tmp_path / "train.py"
+    path.write_text(SCRIPT_SOURCE, encoding="utf-8")
+    return path
+
+
+def rank(events: list[Event], reached: list[int], rank_id: int = 0, cuda: bool = False) -> RankReport:
+    return RankReport(rank_id, 100 + rank_id, cuda, 10, (), tuple(events), tuple(reached))
+
+
+def event(code: str, path: Path, *lines: int, benign: bool = False, weak: bool = False, n: int = 1) -> Event:
+    return Event(code, tuple(Frame(str(path), line) for line in lines), f"runtime {code}", {"n": n}, benign, weak)
+
+
+def statuses(script: Path, findings, reports) -> dict[tuple[str, int], Status]:
+    results = assign(findings, reports, str(script), script.read_text(encoding="utf-8"))
+    return {(r.code, r.line): r.status for r in results}
+
+
+def test_an_event_in_the_same_loop_confirms(script: Path) -> None:
+    finding = static(script, "TL001", "backward")
+    step = event("TL102", script, 11)
+    [result] = assign([finding], [rank([step], [10])], str(script), SCRIPT_SOURCE)
+    assert result.status is Status.CONFIRMED
+    assert result.evidence["runtime_code"] == "TL102" and result.evidence["n"] == 1
+
+
+def test_an_event_through_a_helper_confirms_via_the_callers_frame(script: Path) -> None:
+    finding = static(script, "TL001", "step")
+    # Innermost frame in helper(), its caller on line 12 of the loop.
+    step = event("TL102", script, 4, 12)
+    assert statuses(script, [finding], [rank([step], [11])]) == {("TL001", 11): Status.CONFIRMED}
+
+
+def test_an_event_elsewhere_does_not_confirm(script: Path) -> None:
+    finding = static(script, "TL001", "unused-step")
+    step = event("TL102", script, 11)
+    assert statuses(script, [finding], [rank([step], [11])]) == {
+        ("TL001", 7): Status.NOT_REACHED,
+        ("TL102", 11): Status.FOUND,
+    }
+
+
+def test_a_line_that_ran_without_evidence_is_not_reproduced(script: Path) -> None:
+    finding = static(script, "TL001", "step")
+    assert statuses(script, [finding], [rank([], [11])]) == {("TL001", 11): Status.NOT_REPRODUCED}
+
+
+def test_a_benign_event_leaves_the_finding_not_reproduced_with_its_note(script: Path) -> None:
+    finding = static(script, "TL004", "step")
+    benign = event("TL004", script, 11, benign=True)
+    [result] = assign([finding], [rank([benign], [11])], str(script), SCRIPT_SOURCE)
+    assert result.status is Status.NOT_REPRODUCED
+    assert result.evidence["runtime_message"] == "runtime TL004"
+
+
+def test_weak_evidence_confirms_only_on_its_own_line_and_is_never_found_alone(script: Path) -> None:
+    view = event("TL003", script, 10, weak=True)
+    assert statuses(script, [static(script, "TL003", "backward")], [rank([view], [10])]) == {
+        ("TL003", 10): Status.CONFIRMED
+    }
+    assert statuses(script, [static(script, "TL003", "step")], [rank([view], [11])]) == {
+        ("TL003", 11): Status.NOT_REPRODUCED
+    }
+    assert statuses(script, [], [rank([view], [])]) == {}
+
+
+def test_evidence_on_the_findings_own_line_comes_first(script: Path) -> None:
+    nearby, exact = event("TL003", script, 10, n=1), event("TL003", script, 11, n=2)
+    [result] = assign([static(script, "TL003", "step")], [rank([nearby, exact], [11])], str(script), SCRIPT_SOURCE)
+    assert result.status is Status.CONFIRMED and result.evidence["n"] == 2
+
+
+def test_timing_needs_a_gpu_and_is_never_passed_without_one(script: Path) -> None:
+    finding = static(script, "TL002", "clock")
+    assert statuses(script, [finding], [rank([], [13])]) == {("TL002", 13): Status.NEEDS_GPU}
+    assert statuses(script, [finding], [rank([], [13], cuda=True)]) == {("TL002", 13): Status.NOT_REPRODUCED}
+    timing = event("TL002", script, 13)
+    assert statuses(script, [finding], [rank([timing], [13], cuda=True)]) == {("TL002", 13): Status.CONFIRMED}
+
+
+def test_a_rule_without_a_runtime_check_is_unchecked(script: Path) -> None:
+    finding = static(script, "TL042", "step")
+    assert statuses(script, [finding], [rank([], [11])]) == {("TL042", 11): Status.UNCHECKED}
+
+
+def test_no_report_means_not_reached(script: Path) -> None:
+    finding = static(script, "TL001", "step")
+    assert statuses(script, [finding], []) == {("TL001", 11): Status.NOT_REACHED}
+
+
+def test_ranks_are_merged(script: Path) -> None:
+    step = event("TL102", script, 11)
+    [result] = assign([], [rank([step], [], 0), rank([step], [], 1)], str(script), SCRIPT_SOURCE)
+    assert result.status is Status.FOUND and result.ranks == (0, 1)
+
+
+# --- per-script settings ---------------------------------------------------------------------
+
+
+def test_command_line_beats_script_settings_beat_defaults(tmp_path: Path) -> None:
+    script = ProbeScript("jobs/*.py", args=("--fast",), env=(("SEED", "1"),), timeout=30.0, max_steps=5)
+    config = Config(probe=ProbeSettings(max_steps=7, timeout=100.0, scripts=(script,)), root=tmp_path)
+    configured = run_spec(tmp_path / "jobs" / "a.py", [], config, ProbeOptions(), tmp_path)
+    assert (configured.args, configured.env, configured.timeout, configured.max_steps) == (
+        ("--fast",),
+        (("SEED", "1"),),
+        30.0,
+        5,
+    )
+    other = run_spec(tmp_path / "b.py", [], config, ProbeOptions(), tmp_path)
+    assert (other.args, other.timeout, other.max_steps) == ((), 100.0, 7)
+    flags = run_spec(tmp_path / "jobs" / "a.py", [], config, ProbeOptions(max_steps=3, timeout=9.0, args=("x",)), tmp_path)
+    assert (flags.args, flags.timeout, flags.max_steps) == (("x",), 9.0, 3)
+
+
+# --- reports ------------------------------------------------------------------------------
+
+
+def make_result(script: Path) -> ProbeResult:
+    findings = assign(
+        [static(script, "TL001", "step", "train.py"), static(script, "TL001", "unused-step", "train.py")],
+        [rank([event("TL102", script, 11), event("TL103", script, 10)], [11])],
+        str(script),
+        SCRIPT_SOURCE,
+        lambda name: Path(name).name,
+    )
+    ok = ScriptResult("train.py", 0, False, 1.5, 10, ({"step": 1, "alive_graphs": 0},), tuple(findings), 20, 300.0)
+    from torchlint.runtime_probe.protocol import Crash
+
+    crashed = ScriptResult(
+        "crash.py", 1, False, 0.5, 2, (), (), 20, 300.0, crash=Crash("ValueError", "boom", "Traceback ...\nValueError: boom\n")
+    )
+    return ProbeResult((ok, crashed))
+
+
+def test_json_report_has_the_documented_shape(script: Path) -> None:
+    data = json.loads(json_report.render(make_result(script)))
+    first, second = data["scripts"]
+    for key in ("path", "returncode", "timed_out", "steps", "memory", "findings"):
+        assert key in first
+    assert first["memory"] == [{"step": 1, "alive_graphs": 0}]
+    assert {(f["code"], f["status"], f["line"]) for f in first["findings"]} == {
+        ("TL001", "confirmed", 11),
+        ("TL001", "not-reached", 7),
+        ("TL103", "found", 10),
+    }
+    for finding in first["findings"]:
+        assert set(finding) >= {"code", "status", "filename", "line", "message", "evidence"}
+    assert second["returncode"] == 1 and second["crash"]["type"] == "ValueError"
+
+
+def test_junit_report_has_one_case_per_script(script: Path) -> None:
+    root = ET.fromstring(junit_report.render(make_result(script)))
+    suite = root.find("testsuite")
+    assert suite is not None and suite.get("tests") == "2" and suite.get("failures") == "1" and suite.get("errors") == "1"
+    cases = {case.get("name"): case for case in suite.iter("testcase")}
+    assert cases["train.py"].find("failure") is not None
+    assert "ValueError: boom" in (cases["crash.py"].find("error").text or "")
+
+
+def test_text_report_names_each_status(script: Path) -> None:
+    text = text_report.render(make_result(script))
+    assert "train.py:11: TL001 [missing-zero-grad] confirmed" in text
+    assert "train.py:7: TL001 [missing-zero-grad] not-reached" in text
+    assert "crashed with exit status 1 (ValueError: boom)" in text
+    assert "1 confirmed, 1 not-reached, 1 found" in text
+
+
+# --- CUDA memory decisions (the statistics themselves need a GPU: see test_probe_gpu) -------
+
+MIB = 1024 * 1024
+
+
+def cuda_events(samples: list[tuple[int, int, int, int]]) -> dict[str, Event]:
+    from torchlint.runtime_probe.cudamem import CudaMemoryCheck, Sample
+
+    check = CudaMemoryCheck()
+    for step, (allocated, reserved, inactive, retries) in enumerate(samples, start=1):
+        check.add(Sample(step, allocated, reserved, inactive, retries, 0), (Frame("train.py", 5),))
+    return {e.code: e for e in check.events(final=True)}
+
+
+def test_steady_cuda_growth_is_memory_growth() -> None:
+    samples = [(100 * MIB + step * 8 * MIB, 512 * MIB, 0, 0) for step in range(10)]
+    found = cuda_events(samples)
+    assert set(found) == {"TL103"} and found["TL103"].evidence["growth_per_step_bytes"] == 8 * MIB
+
+
+def test_flat_or_noisy_cuda_memory_is_not_growth() -> None:
+    assert cuda_events([(100 * MIB, 512 * MIB, 0, 0)] * 10) == {}
+    noisy = [(100 * MIB + (step % 2) * 8 * MIB, 512 * MIB, 0, 0) for step in range(10)]
+    assert cuda_events(noisy) == {}
+
+
+def test_allocator_retries_and_idle_split_blocks_are_fragmentation() -> None:
+    retried = cuda_events([(100 * MIB, 300 * MIB, 0, 0)] * 3 + [(100 * MIB, 400 * MIB, 0, 2)])
+    assert set(retried) == {"TL104"} and retried["TL104"].evidence["num_alloc_retries"] == 2
+    split = cuda_events([(200 * MIB, 300 * MIB, 0, 0), (400 * MIB, 2048 * MIB, 1200 * MIB, 0), (300 * MIB, 900 * MIB, 100 * MIB, 0)])
+    assert set(split) == {"TL104"} and split["TL104"].evidence["peak_step"] == 2
+    assert cuda_events([(1024 * MIB, 1100 * MIB, 50 * MIB, 0)] * 4) == {}
+
+
+def test_text_tracebacks_show_the_users_frames_only() -> None:
+    site = sysconfig.get_paths()["purelib"]
+    trace = textwrap.dedent(
+        f"""\
+        Traceback (most recent call last):
+          File "/home/me/train.py", line 8, in <module>
+            out = model(batch)
+          File "{site}/torch/nn/modules/module.py", line 1775, in _call_impl
+            return forward_call(*args, **kwargs)
+          File "{site}/torch/nn/modules/linear.py", line 134, in forward
+            return F.linear(input, self.weight, self.bias)
+        RuntimeError: Tensor on device meta is not on the expected device cpu!
+        """
+    )
+    assert text_report.user_traceback(trace) == [
+        "Traceback (most recent call last):",
+        '  File "/home/me/train.py", line 8, in <module>',
+        "    out = model(batch)",
+        "  ...",
+        "RuntimeError: Tensor on device meta is not on the expected device cpu!",
+    ]
+
+
+# --- the probe and the rules agree -----------------------------------------------------------
+
+
+def _rules_with(attribute: str) -> list:
+    from torchlint.registry import all_rules
+
+    return [pytest.param(rule, id=rule.CODE) for rule in all_rules() if getattr(rule, attribute, None)]
+
+
+@pytest.mark.parametrize("rule", _rules_with("CONFIRMED_BY"))
+def test_a_rule_confirmed_by_the_probe_has_a_probe_check(rule) -> None:
+    from torchlint.runtime_probe.statuses import CHECKS
+
+    check = CHECKS.get(rule.CODE)
+    assert check is not None, f"{rule.CODE} declares CONFIRMED_BY {rule.CONFIRMED_BY} but the probe cannot check it"
+    assert check.event in (*rule.CONFIRMED_BY, rule.CODE)
+
+
+@pytest.mark.parametrize("rule", _rules_with("CODE"))
+def test_the_probe_names_static_codes_as_the_rules_do(rule) -> None:
+    from torchlint.runtime_probe.protocol import STATIC_NAMES
+
+    assert STATIC_NAMES.get(rule.CODE, rule.NAME) == rule.NAME
