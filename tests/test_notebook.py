@@ -250,6 +250,8 @@ def test_rewriting_one_cell_leaves_the_rest_of_the_json_intact(sources: list[Any
     if edit < len(nb.cells):
         target = nb.cells[edit]
         new = parse_notebook(with_cell_sources(nb, {target.number: "changed = 1\n"}))
-        assert json.loads(new.raw)["cells"][edit]["source"] in ("changed = 1\n", "changed = 1", ["changed = 1\n"], ["changed = 1"])
+        # The new text takes the cell's own newline style ("\r\n" or "\r" cells keep theirs).
+        line = "changed = 1" + (target.newline or "\n")
+        assert json.loads(new.raw)["cells"][edit]["source"] in (line, "changed = 1", [line], ["changed = 1"])
         others = [c.source for c in new.cells if c.number != target.number]
         assert others == [c.source for c in nb.cells if c.number != target.number]
