@@ -886,22 +886,47 @@ def parameter_names(func: cst.FunctionDef) -> set[str]:
     return names
 
 
+def called_module(call: cst.Call) -> cst.BaseExpression | None:
+    """What a call runs as a module: `model` in `model(x)` and `model.forward(x)`, `self.encoder`
+    in `self.encoder(x)`. None for method calls such as `batch.values()`."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        return func
+    if isinstance(func, cst.Attribute):
+        if func.attr.value == "forward" and dotted(func.value):
+            return func.value
+        if isinstance(func.value, cst.Name) and func.value.value == "self":
+            return func
+    return None
+
+
 def runs_with_gradients(idx: Index, imps: Imports, scope: cst.CSTNode) -> list[cst.BaseExpression]:
-    """Objects that the code of `scope` (not its nested functions) calls, calls a method of, or
+    """Objects that the code of `scope` (not its nested functions) runs, calls a method of, or
     passes to a call, outside gradient-free blocks: `model(x)`, `model.loss(x)`, `step(model)`."""
     home = scope if isinstance(scope, (cst.FunctionDef, cst.Module)) else idx.scope(scope)
     found: list[cst.BaseExpression] = []
     for call in idx.within(scope, cst.Call):
         if idx.scope(call) is not home or in_grad_free_block(idx, call, imps):
             continue
-        func = call.func
-        if isinstance(func, cst.Attribute):
-            if func.attr.value in MODULE_UTILITY_METHODS:
-                continue
-            found.append(func.value)
-        found.append(func)
+        module = called_module(call)
+        if module is not None:
+            found.append(module)
+        elif isinstance(call.func, cst.Attribute) and call.func.attr.value not in MODULE_UTILITY_METHODS:
+            found.append(call.func.value)
         found.extend(arg.value for arg in call.args if isinstance(arg.value, (cst.Name, cst.Attribute)))
     return found
+
+
+# Functions that wrap an iterable without changing what it yields.
+ITERABLE_WRAPPERS = frozenset("enumerate tqdm iter islice zip progress_bar track cycle".split())
+
+
+def unwrap_iterable(expr: cst.BaseExpression, depth: int = 0) -> cst.BaseExpression:
+    """`loader` for `enumerate(tqdm(loader))`."""
+    while isinstance(expr, cst.Call) and callee_name(expr) in ITERABLE_WRAPPERS and expr.args and depth < 4:
+        expr = expr.args[0].value
+        depth += 1
+    return expr
 
 
 def first_statement_position(body: cst.BaseSuite) -> int:

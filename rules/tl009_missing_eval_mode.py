@@ -20,6 +20,7 @@ NOT_MODEL_WORDS = frozenset(
     scheduler scaler tokenizer processor transform transforms augment logger writer print""".split()
 )
 BUILTINS = frozenset(dir(builtins))
+EVAL_DATA_WORDS = frozenset("val valid validation test testing eval evaluation dev".split())
 TEST_FILE = re.compile(r"(^|[/\\])(test_[^/\\]*|[^/\\]*_test)\.py$|(^|[/\\])(tests?|testing)[/\\]")
 MAX_CALLER_DEPTH = 3
 
@@ -89,6 +90,30 @@ class MissingEvalMode(Rule):
     )
 
     VALID = [
+        # An inline evaluation loop after model.eval().
+        """
+        for epoch in range(epochs):
+            model.train()
+            for x, y in train_loader:
+                optimizer.zero_grad()
+                loss_fn(model(x), y).backward()
+                optimizer.step()
+            model.eval()
+            with torch.no_grad():
+                for x, y in val_loader:
+                    val_loss += loss_fn(model(x), y).item()
+        """,
+        # Training-set statistics under no_grad, over training data: not an evaluation pass.
+        """
+        for epoch in range(epochs):
+            for x, y in train_loader:
+                optimizer.zero_grad()
+                loss_fn(model(x), y).backward()
+                optimizer.step()
+            with torch.no_grad():
+                for v in values:
+                    stats.append(model(v))
+        """,
         # The function puts the model in eval mode.
         """
         def evaluate(model, loader):
@@ -242,6 +267,34 @@ class MissingEvalMode(Rule):
     ]
 
     INVALID = [
+        # An evaluation loop written inside the epoch loop.
+        Example(
+            """
+            for epoch in range(epochs):
+                model.train()
+                for x, y in train_loader:
+                    optimizer.zero_grad()
+                    loss_fn(model(x), y).backward()
+                    optimizer.step()
+                val_loss = 0.0
+                with torch.no_grad():
+                    for x, y in val_loader:
+                        val_loss += loss_fn(model(x), y).item()  # expect: TL009
+            """,
+            fixed="""
+            for epoch in range(epochs):
+                model.train()
+                for x, y in train_loader:
+                    optimizer.zero_grad()
+                    loss_fn(model(x), y).backward()
+                    optimizer.step()
+                val_loss = 0.0
+                model.eval()
+                with torch.no_grad():
+                    for x, y in val_loader:
+                        val_loss += loss_fn(model(x), y).item()  # expect: TL009
+            """,
+        ),
         Example(
             """
             def evaluate(model, loader):
@@ -440,6 +493,8 @@ class MissingEvalMode(Rule):
             if call is None or not finder.callers_leave_train_mode(func):
                 continue
             yield self.report(call, finder.message(func, call), finder.fix(func, call))
+        for loop, call in finder.inline_evaluations():
+            yield self.report(call, finder.inline_message(loop, call), finder.inline_fix(loop, call))
 
 
 def _evaluation_name(name: str, test_file: bool) -> bool:
@@ -498,7 +553,7 @@ class _Finder:
         for call in self.idx.within(func, cst.Call):
             if self.idx.scope(call) is not func and not _inside_lambda_or_comprehension(self.idx, call, func):
                 continue
-            model = _model_called(call)
+            model = an.called_module(call)
             if model is None or self.funcs.resolve(call) or self.imps.is_imported(model):
                 continue
             key = an.model_key(model)
@@ -565,10 +620,69 @@ class _Finder:
                     return False
         return True
 
+    # -- an evaluation loop written inside the training loop --------------------------------
+
+    def inline_evaluations(self) -> Iterator[tuple[cst.For, cst.Call]]:
+        """A gradient-free loop over validation or test data, inside a training loop that never
+        switches to eval mode: `for x, y in val_loader: model(x)` under `torch.no_grad()`."""
+        for loop in self.idx.nodes(cst.For, cst.While):
+            body = loop.body
+            if not (
+                self.train.events_in(self.train.backward, body, self.funcs)
+                and self.train.events_in(self.train.steps, body, self.funcs)
+            ):
+                continue
+            if self._reaches_eval(body):
+                continue
+            scope = self.idx.scope(loop)
+            for inner in self.idx.within(body, cst.For):
+                if self.idx.scope(inner) is not scope or not _evaluation_data(inner.iter):
+                    continue
+                call = self._unmoded_call_in(inner, scope)
+                if call is not None:
+                    yield inner, call
+
+    def _unmoded_call_in(self, loop: cst.For, scope: cst.CSTNode) -> cst.Call | None:
+        for call in self.idx.within(loop.body, cst.Call):
+            if self.idx.scope(call) is not scope or not an.in_grad_free_block(self.idx, call, self.imps):
+                continue
+            model = an.called_module(call)
+            key = an.model_key(model)
+            if model is None or key is None or self.funcs.resolve(call) or self.imps.is_imported(model):
+                continue
+            if _looks_like_model(key) and key in self.trained:
+                return call
+        return None
+
+    def inline_message(self, loop: cst.For, call: cst.Call) -> str:
+        model = self.ctx.module.code_for_node(an.called_module(call))  # type: ignore[arg-type]
+        data = self.ctx.module.code_for_node(an.unwrap_iterable(loop.iter))
+        return (
+            f"the evaluation over `{data}` runs `{model}` without gradients but `{model}` is never put in "
+            f"eval mode in this training loop: dropout stays active and batch-norm uses batch statistics; "
+            f"call `{model}.eval()` before the evaluation and `{model}.train()` before training resumes"
+        )
+
+    def inline_fix(self, loop: cst.For, call: cst.Call) -> FixSpec | None:
+        model = an.dotted(an.called_module(call))  # type: ignore[arg-type]
+        statement: cst.CSTNode = loop  # or the `with torch.no_grad():` around it
+        for ancestor in self.idx.ancestors(loop):
+            if isinstance(ancestor, (cst.For, cst.While, cst.FunctionDef)):
+                break
+            if isinstance(ancestor, cst.With) and any(an.is_grad_free_call(i.item, self.imps) for i in ancestor.items):
+                statement = ancestor
+        block = self.idx.parent(statement)
+        if model is None or not isinstance(block, cst.IndentedBlock):
+            return None
+        replacement = an.insert_statement(block, list(block.body).index(statement), f"{model}.eval()")  # type: ignore[arg-type]
+        if replacement is None:
+            return None
+        return FixSpec(f"call `{model}.eval()` before the evaluation loop", (replacement,), safe=False)
+
     # -- reporting ---------------------------------------------------------------------------
 
     def message(self, func: cst.FunctionDef, call: cst.Call) -> str:
-        model = self.ctx.module.code_for_node(_model_called(call))  # type: ignore[arg-type]
+        model = self.ctx.module.code_for_node(an.called_module(call))  # type: ignore[arg-type]
         name = func.name.value
         return (
             f"`{name}()` runs `{model}` without gradients but never calls `{model}.eval()`, and no caller "
@@ -577,7 +691,7 @@ class _Finder:
         )
 
     def fix(self, func: cst.FunctionDef, call: cst.Call) -> FixSpec | None:
-        model = an.dotted(_model_called(call))  # type: ignore[arg-type]
+        model = an.dotted(an.called_module(call))  # type: ignore[arg-type]
         if model is None:
             return None
         replacement = an.insert_statement(func.body, an.first_statement_position(func.body), f"{model}.eval()")
@@ -586,12 +700,13 @@ class _Finder:
         return FixSpec(f"call `{model}.eval()` at the start of `{func.name.value}()`", (replacement,), safe=False)
 
 
-def _model_called(call: cst.Call) -> cst.BaseExpression | None:
-    """`model` for `model(x)` and `model.forward(x)`."""
-    func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value == "forward":
-        func = func.value
-    return func if isinstance(func, (cst.Name, cst.Attribute)) and an.dotted(func) else None
+def _evaluation_data(iterable: cst.BaseExpression) -> bool:
+    """`val_loader`, `enumerate(tqdm(test_dl))`, `self.valid_loader`, `eval_dataloader`."""
+    name = an.last_name(an.unwrap_iterable(iterable)) or ""
+    if EVAL_DATA_WORDS.intersection(an.name_tokens(name)):
+        return True
+    lowered = name.lower()  # `valloader`, `testset`
+    return lowered.startswith(("val", "test", "eval")) and any(w in lowered for w in ("loader", "data", "set", "batch"))
 
 
 def _looks_like_model(key: str) -> bool:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import re
 from typing import Iterator
 
@@ -15,6 +16,8 @@ CUDA_AUTOCAST = frozenset({"torch.cuda.amp.autocast", "torch.cuda.amp.autocast_m
 FLOAT16 = frozenset({"torch.float16", "torch.half"})
 # Whoever scales the loss: a GradScaler, timm's NativeScaler, apex, or a framework that does it.
 SCALED = re.compile(r"(?i)scaler|scale_loss|loss_scale|accelerat|fabric|deepspeed|lightning|apex")
+# Benchmarks time fp16 steps; what the weights learn does not matter there.
+BENCHMARK = re.compile(r"(?i)bench|profil|throughput|speed")
 MAX_RESOLVE_DEPTH = 3
 
 
@@ -371,7 +374,7 @@ class Fp16WithoutGradScaler(Rule):
         if not train.backward:
             return
         amp = _Amp(ctx, idx, train)
-        if not SCALED.search(ctx.source):
+        if not SCALED.search(ctx.source) and not BENCHMARK.search(os.path.basename(ctx.filename)):
             for call in idx.nodes(cst.Call):
                 if amp.is_fp16_autocast(call) and amp.backpropagated(call):
                     yield self.report(call, amp.autocast_message(call))
@@ -488,6 +491,8 @@ class _Amp:
         for backward in self.train.backward:
             if self.idx.scope(backward) is not scope or an.in_grad_free_block(self.idx, backward, self.imps):
                 continue
+            if an.receiver(backward) is not None and an.positional(backward):
+                continue  # `optimizer.backward(loss)`: an fp16 optimizer or engine scales the loss
             if self.idx.contains(node, backward):
                 return True
             if self.idx.order(backward) > self.idx.end(node) and all(
@@ -508,6 +513,9 @@ class _Amp:
     # -- scaler.step() without scaler.update() ---------------------------------------------
 
     def steps_without_update(self, step: cst.Call) -> bool:
+        """`scaler.step(optimizer)` runs in a loop, and either no loop that runs it updates the
+        scaler, or the training loop around it (the loop whose own body runs the backward pass)
+        does not. A loop over optimizers steps each one and updates once after it: not a bug."""
         scaler = an.receiver(step)
         if scaler is None or self.train.optimizer_of(step) is scaler:
             return False  # an optimizer's own step(), not `scaler.step(optimizer)`
@@ -521,13 +529,24 @@ class _Amp:
             for loop in self.idx.nodes(cst.For, cst.While)
             if self.train.events_in([step], loop.body, self.funcs)
         ]
-        running = {id(loop) for loop in loops}
+        if not loops:
+            return False
+        if not any(self.train.events_in(updates, loop.body, self.funcs) for loop in loops):
+            return True
+        training = [loop for loop in loops if self._runs_backward_itself(loop) and not _over_optimizers(loop)]
+        ids = {id(loop) for loop in training}
         innermost = [
             loop
-            for loop in loops
-            if not any(id(inner) in running for inner in an.loops_run_by(self.idx, self.funcs, loop.body))
+            for loop in training
+            if not any(id(inner) in ids for inner in an.loops_run_by(self.idx, self.funcs, loop.body))
         ]
-        return bool(innermost) and any(not self.train.events_in(updates, loop.body, self.funcs) for loop in innermost)
+        return any(not self.train.events_in(updates, loop.body, self.funcs) for loop in innermost)
+
+    def _runs_backward_itself(self, loop: cst.For | cst.While) -> bool:
+        scope = self.idx.scope(loop)
+        return any(
+            self.idx.contains(loop.body, b) and self.idx.scope(b) is scope for b in self.train.backward
+        )
 
     def update_message(self, step: cst.Call) -> str:
         scaler = self.ctx.module.code_for_node(an.receiver(step))  # type: ignore[arg-type]
@@ -550,6 +569,16 @@ class _Amp:
         if replacement is None:
             return None
         return FixSpec(f"call `{scaler}.update()` after `{scaler}.step(...)`", (replacement,))
+
+
+def _over_optimizers(loop: cst.For | cst.While) -> bool:
+    """`for opt in optimizers:`: one pass per optimizer within a training step."""
+    if not isinstance(loop, cst.For):
+        return False
+    names = [an.last_name(loop.target) or "", an.last_name(loop.iter) or ""]
+    if isinstance(loop.iter, cst.Call) and isinstance(loop.iter.func, cst.Attribute):
+        names.append(an.last_name(loop.iter.func.value) or "")
+    return any(an.name_says_optimizer(name) for name in names)
 
 
 def _same_scaler(a: cst.BaseExpression | None, b: cst.BaseExpression) -> bool:

@@ -22,8 +22,6 @@ STAYS_PUT = frozenset(
     """float double half long int bool byte view reshape unsqueeze squeeze permute transpose flatten
     contiguous clone detach t expand repeat narrow select unbind split chunk squeeze_ unsqueeze_""".split()
 )
-# Functions that wrap an iterable without changing what it yields.
-WRAPPERS = frozenset("enumerate tqdm iter islice zip progress_bar track cycle".split())
 # Hooks where a dataset or collate function may move the data itself.
 DATA_HOOKS = re.compile(r"__getitem__|__getitems__|__iter__|__next__|collate|get_batch")
 MAX_DEPTH = 3
@@ -465,15 +463,12 @@ class _Finder:
                 return node, move, inputs
         return None
 
-    def _loader(self, expr: cst.BaseExpression, depth: int = 0) -> cst.BaseExpression | None:
+    def _loader(self, iterable: cst.BaseExpression) -> cst.BaseExpression | None:
         """The data loader a loop iterates, seen through `enumerate(tqdm(loader))`."""
+        expr = an.unwrap_iterable(iterable)
         if isinstance(expr, cst.Call):
             callee = an.callee_name(expr) or ""
-            if "Loader" in callee or "loader" in callee:
-                return expr
-            if callee in WRAPPERS and expr.args and depth < MAX_DEPTH:
-                return self._loader(expr.args[0].value, depth + 1)
-            return None
+            return expr if "Loader" in callee or "loader" in callee else None
         if isinstance(expr, (cst.Name, cst.Attribute)):
             name = an.last_name(expr) or ""
             if "loader" in name.lower() or LOADER_WORDS.intersection(an.name_tokens(name)):
@@ -521,6 +516,8 @@ class _Finder:
             return isinstance(expr.value, cst.Name) and expr.value.value in raw and expr.attr.value[:1].islower()
         if isinstance(expr, cst.Call) and an.method_name(expr) in STAYS_PUT:
             return self._derived(expr.func.value, raw)  # type: ignore[attr-defined]
+        if isinstance(expr, cst.Call) and an.callee_name(expr) == "Variable" and expr.args:
+            return self._derived(expr.args[0].value, raw)  # the pre-0.4 autograd wrapper
         if isinstance(expr, (cst.Tuple, cst.List)):
             return bool(expr.elements) and all(self._derived(e.value, raw) for e in expr.elements)
         return False
