@@ -14,7 +14,7 @@ FROZEN_WORDS = frozenset(
     old prev vgg lpips inception clip perceptual""".split()
 )
 # Functions that put sub-modules in eval mode to freeze batch-norm during training.
-FREEZER_WORDS = frozenset("train freeze frozen bn batchnorm norm fix".split())
+FREEZER_WORDS = frozenset("freeze frozen bn batchnorm norm fix".split())
 MAX_DEPTH = 5
 
 
@@ -460,6 +460,20 @@ class EvalModeNeverReset(Rule):
                         self.validate()  # expect: TL008
             """,
         ),
+        # Inside a training function that returns the model after the loop.
+        """
+        def fit(model, train_loader, val_loader, optimizer, epochs):
+            history = []
+            for epoch in range(epochs):
+                for x, y in train_loader:
+                    optimizer.zero_grad()
+                    F.cross_entropy(model(x), y).backward()
+                    optimizer.step()
+                model.eval()  # expect: TL008
+                with torch.no_grad():
+                    history.append(sum(F.cross_entropy(model(x), y).item() for x, y in val_loader))
+            return model, history
+        """,
         # A train step helper, eval for sampling in a while loop.
         """
         def train_step(model, batch, optimizer):
@@ -639,7 +653,9 @@ class _Checker:
         """`m.eval()` on sub-modules in a `train()` override, a `freeze_bn` helper, an
         `apply()` callback or a loop over `model.modules()`."""
         func = self.idx.enclosing(call, (cst.FunctionDef,))
-        if func is not None and any(t in FREEZER_WORDS for t in an.name_tokens(func.name.value)):
+        if func is not None and (
+            "mode" in an.parameter_names(func) or any(t in FREEZER_WORDS for t in an.name_tokens(func.name.value))
+        ):
             return True
         target = an.receiver(call)
         name = an.dotted(target) if target is not None else None
@@ -658,8 +674,9 @@ class _Checker:
     def _stops_after(self, node: cst.CSTNode, loop: cst.For | cst.While) -> bool:
         """A `break` of this loop or a `return` follows `node` in its block: no next iteration."""
         current: cst.CSTNode = node
-        while current is not loop:
-            if any(self._exits(s, loop) for s in _following(self.idx, current)):
+        while current is not loop.body:
+            later = [s for s in _following(self.idx, current) if self.idx.contains(loop.body, s)]
+            if any(self._exits(s, loop) for s in later):
                 return True
             parent = self.idx.parent(current)
             if parent is None or isinstance(parent, cst.FunctionDef):

@@ -435,6 +435,31 @@ class MissingEvalMode(Rule):
                     optimizer.zero_grad()
                 eval_epoch(model, val_loader, device)
         """,
+        # The model runs through a forward helper shared with training (pytorch-3dunet #53).
+        """
+        class UNet3DTrainer:
+            def train(self, train_loader):
+                self.model.train()
+                for i, (input, target) in enumerate(train_loader):
+                    output, loss = self._forward_pass(input, target)
+                    self.optimizer.zero_grad()
+                    loss.backward()
+                    self.optimizer.step()
+                    if i % self.validate_after_iters == 0:
+                        self.validate(self.loaders["val"])
+
+            def validate(self, val_loader):
+                try:
+                    with torch.no_grad():
+                        for input, target in val_loader:
+                            output, loss = self._forward_pass(input, target)  # expect: TL009
+                finally:
+                    self.model.train()
+
+            def _forward_pass(self, input, target):
+                output = self.model(input)
+                return output, self.loss_criterion(output, target)
+        """,
         # The forward method spelled out.
         """
         def inference(model, images):
@@ -489,10 +514,11 @@ class MissingEvalMode(Rule):
         for func in finder.funcs.all:
             if not _evaluation_name(func.name.value, test_file):
                 continue
-            call = finder.unmoded_model_call(func)
-            if call is None or not finder.callers_leave_train_mode(func):
+            found = finder.unmoded_model_call(func)
+            if found is None or not finder.callers_leave_train_mode(func):
                 continue
-            yield self.report(call, finder.message(func, call), finder.fix(func, call))
+            call, model = found
+            yield self.report(call, finder.message(func, call, model), finder.fix(func, model))
         for loop, call in finder.inline_evaluations():
             yield self.report(call, finder.inline_message(loop, call), finder.inline_fix(loop, call))
 
@@ -542,8 +568,10 @@ class _Finder:
 
     # -- the evaluation function ------------------------------------------------------------
 
-    def unmoded_model_call(self, func: cst.FunctionDef) -> cst.Call | None:
-        """The first trained model that `func` runs without gradients and never puts in eval mode."""
+    def unmoded_model_call(self, func: cst.FunctionDef) -> tuple[cst.Call, cst.BaseExpression] | None:
+        """The first trained model that `func` runs without gradients (itself, or through a local
+        helper such as `self._forward_pass(x)`) and never puts in eval mode: the call in `func`
+        and the model as `func` spells it."""
         if self._framework_hook(func) or self.train.events_in(self.train.backward, func, self.funcs):
             return None
         if self._reaches_eval(func):
@@ -553,15 +581,39 @@ class _Finder:
         for call in self.idx.within(func, cst.Call):
             if self.idx.scope(call) is not func and not _inside_lambda_or_comprehension(self.idx, call, func):
                 continue
-            model = an.called_module(call)
-            if model is None or self.funcs.resolve(call) or self.imps.is_imported(model):
+            if not (decorated or an.in_grad_free_block(self.idx, call, self.imps, stop_at_function=False)):
                 continue
-            key = an.model_key(model)
-            if key is None or not _looks_like_model(key) or key in local or not self._is_trained(key, model, func):
-                continue
-            if decorated or an.in_grad_free_block(self.idx, call, self.imps, stop_at_function=False):
-                return call
+            for model in self._models_run_by(call):
+                key = an.model_key(model)
+                if key is None or not _looks_like_model(key) or key in local:
+                    continue
+                if self._is_trained(key, model, func):
+                    return call, model
         return None
+
+    def _models_run_by(self, call: cst.Call) -> list[cst.BaseExpression]:
+        """`model` for `model(x)`; for a local helper `forward_step(model, x)`, the modules the
+        helper runs, spelled as the caller spells them."""
+        helpers = self.funcs.resolve(call)
+        if not helpers:
+            model = an.called_module(call)
+            return [] if model is None or self.imps.is_imported(model) else [model]
+        found: list[cst.BaseExpression] = []
+        for helper in helpers:
+            if an.name_says_evaluation(helper.name.value):
+                continue  # judged on its own
+            params = an.parameter_names(helper)
+            bound = an.bind_arguments(self.funcs, helper, call)
+            for inner in self.idx.within(helper, cst.Call):
+                model = an.called_module(inner) if self.idx.scope(inner) is helper else None
+                if model is None or self.funcs.resolve(inner) or self.imps.is_imported(model):
+                    continue
+                if isinstance(model, cst.Name) and model.value in params:
+                    if model.value in bound:
+                        found.append(bound[model.value])
+                elif not isinstance(model, cst.Name) or model.value not in _assigned_names(self.idx, helper):
+                    found.append(model)
+        return found
 
     def _framework_hook(self, func: cst.FunctionDef) -> bool:
         """A method of a framework class (or of the network itself): the framework or the
@@ -681,17 +733,19 @@ class _Finder:
 
     # -- reporting ---------------------------------------------------------------------------
 
-    def message(self, func: cst.FunctionDef, call: cst.Call) -> str:
-        model = self.ctx.module.code_for_node(an.called_module(call))  # type: ignore[arg-type]
+    def message(self, func: cst.FunctionDef, call: cst.Call, model_expr: cst.BaseExpression) -> str:
+        code = self.ctx.module.code_for_node
+        model = code(model_expr)
+        through = "" if an.called_module(call) is model_expr else f" (through `{code(call.func)}()`)"
         name = func.name.value
         return (
-            f"`{name}()` runs `{model}` without gradients but never calls `{model}.eval()`, and no caller "
-            f"does: dropout stays active and batch-norm uses batch statistics during evaluation; call "
+            f"`{name}()` runs `{model}`{through} without gradients but never calls `{model}.eval()`, and no "
+            f"caller does: dropout stays active and batch-norm uses batch statistics during evaluation; call "
             f"`{model}.eval()` at the start of `{name}()` (and `{model}.train()` before training resumes)"
         )
 
-    def fix(self, func: cst.FunctionDef, call: cst.Call) -> FixSpec | None:
-        model = an.dotted(an.called_module(call))  # type: ignore[arg-type]
+    def fix(self, func: cst.FunctionDef, model_expr: cst.BaseExpression) -> FixSpec | None:
+        model = an.dotted(model_expr)
         if model is None:
             return None
         replacement = an.insert_statement(func.body, an.first_statement_position(func.body), f"{model}.eval()")
@@ -711,6 +765,12 @@ def _evaluation_data(iterable: cst.BaseExpression) -> bool:
 
 def _looks_like_model(key: str) -> bool:
     return key != "self" and key not in BUILTINS and not NOT_MODEL_WORDS.intersection(an.name_tokens(key))
+
+
+def _assigned_names(idx: an.Index, func: cst.FunctionDef) -> set[str]:
+    return {
+        t.target.value for a in idx.within(func, cst.Assign) for t in a.targets if isinstance(t.target, cst.Name)
+    }
 
 
 def _inside_lambda_or_comprehension(idx: an.Index, call: cst.Call, func: cst.FunctionDef) -> bool:

@@ -374,7 +374,7 @@ class Fp16WithoutGradScaler(Rule):
         if not train.backward:
             return
         amp = _Amp(ctx, idx, train)
-        if not SCALED.search(ctx.source) and not BENCHMARK.search(os.path.basename(ctx.filename)):
+        if not _scales_loss(idx) and not BENCHMARK.search(os.path.basename(ctx.filename)):
             for call in idx.nodes(cst.Call):
                 if amp.is_fp16_autocast(call) and amp.backpropagated(call):
                     yield self.report(call, amp.autocast_message(call))
@@ -569,6 +569,11 @@ class _Amp:
         if replacement is None:
             return None
         return FixSpec(f"call `{scaler}.update()` after `{scaler}.step(...)`", (replacement,))
+
+
+def _scales_loss(idx: an.Index) -> bool:
+    """Some identifier of the module names a loss scaler or a framework that scales the loss."""
+    return any(SCALED.search(name) for name in {n.value for n in idx.nodes(cst.Name)})
 
 
 def _over_optimizers(loop: cst.For | cst.While) -> bool:
