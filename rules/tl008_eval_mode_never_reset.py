@@ -99,7 +99,7 @@ class EvalModeNeverReset(Rule):
     CODE = "TL008"
     NAME = "eval-mode-never-reset"
     SUMMARY = "Model put in eval mode inside the training loop and never switched back to train mode"
-    TRIGGERS = ((".eval(", ".train(False", ".train(mode=False"), ("backward",), (".step(",))
+    TRIGGERS = ((".eval(", ".train("), ("backward",), (".step(",))
 
     VALID = [
         # train() at the top of the epoch loop.

@@ -24,6 +24,8 @@ STAYS_PUT = frozenset(
 )
 # Hooks where a dataset or collate function may move the data itself.
 DATA_HOOKS = re.compile(r"__getitem__|__getitems__|__iter__|__next__|collate|get_batch")
+# Collate functions known to return CPU tensors.
+KNOWN_COLLATORS = re.compile(r"(?i)datacollator|data_collator|default_collate|pad_sequence")
 MAX_DEPTH = 3
 
 
@@ -176,6 +178,23 @@ class InputNotOnModelDevice(Rule):
         for x in inputs_list:
             out = model(x)
         """,
+        # A collate function from another module may move the batch itself.
+        """
+        from utils import collate_to_device
+        model = Net().to(device)
+        loader = DataLoader(dataset, batch_size=16, collate_fn=collate_to_device)
+        for inputs, targets in loader:
+            out = model(inputs)
+        """,
+        # The loader is wrapped on the device by the caller.
+        """
+        def fit(model, train_dl):
+            for xb, yb in train_dl:
+                loss = F.cross_entropy(model(xb), yb)
+
+        net = Net().to(device)
+        fit(net, DeviceDataLoader(DataLoader(train_ds, batch_size=64), device))
+        """,
         # The model is moved only after the loop.
         """
         def main():
@@ -261,6 +280,44 @@ class InputNotOnModelDevice(Rule):
                 for x, y in self.loader:
                     loss = self.criterion(self.model(x), y)  # expect: TL012
                     loss.backward()
+        """,
+        # Keyword inputs taken from a dict batch.
+        """
+        model = BertForSequenceClassification.from_pretrained("bert-base-uncased").to(device=device)
+        for batch in tqdm(train_dataloader, desc="Training"):
+            input_ids = batch["input_ids"]
+            attention_mask = batch["attention_mask"]
+            outputs = model(input_ids=input_ids, attention_mask=attention_mask)  # expect: TL012
+            outputs.loss.backward()
+        """,
+        # An evaluation function; the module-level call passes the moved model.
+        """
+        def evaluate(model, loader):
+            model.eval()
+            correct = 0
+            with torch.no_grad():
+                for images, labels in loader:
+                    preds = model(images).argmax(dim=1)  # expect: TL012
+                    correct += (preds == labels).sum().item()
+            return correct
+
+        model = torchvision.models.resnet18(num_classes=10)
+        model = model.cuda()
+        test_loader = torch.utils.data.DataLoader(test_set, batch_size=256)
+        print(evaluate(model, test_loader))
+        """,
+        # The pre-0.4 Variable wrapper does not move anything.
+        """
+        from torch.autograd import Variable
+        cnn = CNN()
+        cnn.cuda()
+        for epoch in range(num_epochs):
+            for i, (images, labels) in enumerate(train_loader):
+                images = Variable(images)
+                labels = Variable(labels)
+                optimizer.zero_grad()
+                outputs = cnn(images)  # expect: TL012
+                loss = criterion(outputs, labels)
         """,
         # The device literal on the model, forward() spelled out.
         """
@@ -413,7 +470,7 @@ class _Finder:
         return self._prepared[key]
 
     def _compute_prepared(self, expr: cst.BaseExpression, depth: int) -> bool:
-        if self._moves_in(expr):
+        if self._moves_in(expr) or self._unknown_collate(expr):
             return True
         if depth >= MAX_DEPTH:
             return False
@@ -431,9 +488,42 @@ class _Finder:
 
     # -- the loop --------------------------------------------------------------------------------
 
+    def _unknown_collate(self, expr: cst.BaseExpression) -> bool:
+        """A loader built with a `collate_fn` from elsewhere, which may move the batch itself.
+        Local collate functions were checked in `data_moved_by_hooks`; known padding collators
+        (`DataCollatorWithPadding`, `default_collate`, `pad_sequence`) keep it on the CPU."""
+        for arg in self.idx.within(expr, cst.Arg):
+            if arg.keyword is None or arg.keyword.value != "collate_fn":
+                continue
+            value = arg.value
+            name = an.callee_name(value) if isinstance(value, cst.Call) else an.last_name(value)
+            if isinstance(value, cst.Lambda) or name is None:
+                continue
+            if self.funcs.by_name.get(name) or KNOWN_COLLATORS.search(name):
+                continue
+            if isinstance(value, cst.Name) and any(isinstance(v, cst.Call) for v in self.assigned(name)):
+                if all(KNOWN_COLLATORS.search(an.callee_name(v) or "") for v in self.assigned(name)):  # type: ignore[arg-type]
+                    continue
+            return True
+        return False
+
+    def _iterable_prepared(self, loop: cst.For) -> bool:
+        """The data the loop iterates was built on the device: where it is assigned, or, for a
+        parameter, at the call sites of the function."""
+        if self._prepared_on_device(loop.iter):
+            return True
+        root = an.unwrap_iterable(loop.iter)
+        home = self.idx.scope(loop)
+        if isinstance(root, cst.Name) and isinstance(home, cst.FunctionDef) and root.value in an.parameter_names(home):
+            for site in self.funcs.call_sites(home):
+                bound = an.bind_arguments(self.funcs, home, site).get(root.value)
+                if bound is not None and self._prepared_on_device(bound):
+                    return True
+        return False
+
     def unmoved_call(self, loop: cst.For) -> tuple[cst.Call, _Move, list[str]] | None:
         source = self._loader(loop.iter)
-        if source is None or self._prepared_on_device(loop.iter):
+        if source is None or self._iterable_prepared(loop):
             return None
         if any(self._moves_in(root) for root in self.funcs.reachable(loop.body)):
             return None
