@@ -788,10 +788,6 @@ def _binds(target: cst.BaseExpression, name: str) -> bool:
     return an.dotted(target) == name
 
 
-def _nested_scope(statement: cst.CSTNode) -> bool:
-    return isinstance(statement, (cst.FunctionDef, cst.ClassDef))
-
-
 def _short(code: str, limit: int = 40) -> str:
     code = " ".join(code.split())
     return code if len(code) <= limit else code[: limit - 3] + "..."

@@ -519,8 +519,11 @@ class MissingEvalMode(Rule):
                 continue
             call, model = found
             yield self.report(call, finder.message(func, call, model), finder.fix(func, model))
+        reported: set[int] = set()
         for loop, call in finder.inline_evaluations():
-            yield self.report(call, finder.inline_message(loop, call), finder.inline_fix(loop, call))
+            if id(call) not in reported:  # a validation loop inside nested training loops
+                reported.add(id(call))
+                yield self.report(call, finder.inline_message(loop, call), finder.inline_fix(loop, call))
 
 
 def _evaluation_name(name: str, test_file: bool) -> bool:
@@ -579,7 +582,7 @@ class _Finder:
         decorated = an.grad_free_decorated(func, self.imps)
         local = {an.model_key(t.target) for a in self.idx.within(func, cst.Assign) for t in a.targets}
         for call in self.idx.within(func, cst.Call):
-            if self.idx.scope(call) is not func and not _inside_lambda_or_comprehension(self.idx, call, func):
+            if self.idx.scope(call) is not func and not _in_lambda_of(self.idx, call, func):
                 continue
             if not (decorated or an.in_grad_free_block(self.idx, call, self.imps, stop_at_function=False)):
                 continue
@@ -773,6 +776,6 @@ def _assigned_names(idx: an.Index, func: cst.FunctionDef) -> set[str]:
     }
 
 
-def _inside_lambda_or_comprehension(idx: an.Index, call: cst.Call, func: cst.FunctionDef) -> bool:
+def _in_lambda_of(idx: an.Index, call: cst.Call, func: cst.FunctionDef) -> bool:
     scope = idx.scope(call)
     return isinstance(scope, cst.Lambda) and idx.scope(scope) is func

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Iterator
 
 import libcst as cst
@@ -27,14 +26,6 @@ DATA_HOOKS = re.compile(r"__getitem__|__getitems__|__iter__|__next__|collate|get
 # Collate functions known to return CPU tensors.
 KNOWN_COLLATORS = re.compile(r"(?i)datacollator|data_collator|default_collate|pad_sequence")
 MAX_DEPTH = 3
-
-
-@dataclass(frozen=True)
-class _Move:
-    """`model.to(device)` / `model = Net().cuda()`: where the model went."""
-
-    call: cst.Call
-    key: str
 
 
 class InputNotOnModelDevice(Rule):
@@ -353,8 +344,10 @@ class _Finder:
 
     # -- where models go ---------------------------------------------------------------------
 
-    def _model_moves(self) -> dict[str, list[_Move]]:
-        moves: dict[str, list[_Move]] = {}
+    def _model_moves(self) -> dict[str, list[cst.Call]]:
+        """Model name -> the calls that move it to an accelerator (`model.to(device)`,
+        `model = Net().cuda()`)."""
+        moves: dict[str, list[cst.Call]] = {}
         for call in self.idx.nodes(cst.Call):
             if not self._moves_to_accelerator(call):
                 continue
@@ -367,7 +360,7 @@ class _Finder:
             else:
                 keys = []
             for key in keys:
-                moves.setdefault(key, []).append(_Move(call, key))
+                moves.setdefault(key, []).append(call)
         return moves
 
     def _moves_to_accelerator(self, call: cst.Call) -> bool:
@@ -521,7 +514,7 @@ class _Finder:
                     return True
         return False
 
-    def unmoved_call(self, loop: cst.For) -> tuple[cst.Call, _Move, list[str]] | None:
+    def unmoved_call(self, loop: cst.For) -> tuple[cst.Call, cst.Call, list[str]] | None:
         source = self._loader(loop.iter)
         if source is None or self._iterable_prepared(loop):
             return None
@@ -569,7 +562,7 @@ class _Finder:
                 return expr
         return None
 
-    def _moved_model(self, call: cst.Call, loop: cst.For) -> _Move | None:
+    def _moved_model(self, call: cst.Call, loop: cst.For) -> cst.Call | None:
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value == "forward":
             func = func.value
@@ -583,11 +576,11 @@ class _Finder:
         if not moves:
             return None
         for move in moves:
-            if self.idx.scope(move.call) is not home or self.idx.order(move.call) < self.idx.order(loop):
+            if self.idx.scope(move) is not home or self.idx.order(move) < self.idx.order(loop):
                 return move
         return None
 
-    def _moved_argument(self, func: cst.FunctionDef, param: str) -> _Move | None:
+    def _moved_argument(self, func: cst.FunctionDef, param: str) -> cst.Call | None:
         """The move of a model that a call site of `func` passes as `param`."""
         for site in self.funcs.call_sites(func):
             bound = an.bind_arguments(self.funcs, func, site).get(param)
@@ -614,19 +607,19 @@ class _Finder:
 
     # -- reporting ---------------------------------------------------------------------------------
 
-    def message(self, call: cst.Call, move: _Move, inputs: list[str], loop: cst.For) -> str:
+    def message(self, call: cst.Call, move: cst.Call, inputs: list[str], loop: cst.For) -> str:
         code = self.ctx.module.code_for_node
         model = code(call.func.value if an.method_name(call) == "forward" else call.func)  # type: ignore[attr-defined]
         data = inputs[0]
-        if an.method_name(move.call) == "cuda":
+        if an.method_name(move) == "cuda":
             where, fix = "the GPU", f"{data}.cuda()"
         else:
-            device_arg = an.keyword(move.call, "device") or an.positional(move.call)[0]
+            device_arg = an.keyword(move, "device") or an.positional(move)[0]
             device = code(device_arg.value)
             where, fix = f"`{device}`", f"{data}.to({device})"
         loader = code(self._loader(loop.iter) or loop.iter)
         return (
-            f"`{model}` is moved to {where} (`{code(move.call)}`) but its input `{data}` comes from "
+            f"`{model}` is moved to {where} (`{code(move)}`) but its input `{data}` comes from "
             f"`{loader}` and is never moved: the forward pass fails with a device mismatch; move the "
             f"batch first, e.g. `{fix}`"
         )
