@@ -201,6 +201,17 @@ class Fp16WithoutGradScaler(Rule):
         with torch.autocast("cuda"):
             predictions = model(test_x)
         """,
+        # Only a frozen encoder runs under autocast (and no_grad); the trained loss is float32.
+        """
+        for batch in loader:
+            with torch.autocast("cuda", dtype=torch.float16):
+                with torch.no_grad():
+                    emb = text_encoder(batch["ids"])
+            loss = denoiser(batch["x"], emb.float())
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+        """,
         # The device type is a variable that is only ever "cpu".
         """
         device_type = "cpu"
@@ -453,7 +464,7 @@ class _Amp:
         iteration consumes: in the same function, or in a loop that calls the function."""
         for region in self._regions(autocast):
             scope = self.idx.scope(region)
-            if self._inference_only(region, scope):
+            if self._inference_only(region, scope) or not self._computes_with_gradients(region):
                 continue
             if self._backward_follows(region, scope):
                 return True
@@ -479,6 +490,11 @@ class _Amp:
             for with_ in self.idx.nodes(cst.With)
             if any(an.dotted(item.item) in names for item in with_.items)
         ]
+
+    def _computes_with_gradients(self, region: cst.CSTNode) -> bool:
+        """Some call in the autocast block runs with gradients (not all of it is under `no_grad`)."""
+        body = region.body if isinstance(region, cst.With) else region
+        return any(not an.in_grad_free_block(self.idx, call, self.imps) for call in self.idx.within(body, cst.Call))
 
     def _inference_only(self, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
         if an.in_grad_free_block(self.idx, node, self.imps, stop_at_function=False):

@@ -146,6 +146,20 @@ class InputNotOnModelDevice(Rule):
         for batch in loader:
             loss = model(**batch).loss
         """,
+        # The dataset puts all its data on the GPU when it is built.
+        """
+        class CudaDataset(Dataset):
+            def __init__(self, inputs, targets):
+                self.inputs, self.targets = inputs.cuda(), targets.cuda()
+
+            def __getitem__(self, i):
+                return self.inputs[i], self.targets[i]
+
+        model = Net().to(device)
+        train_loader = DataLoader(CudaDataset(inputs, targets), batch_size=32)
+        for x, y in train_loader:
+            out = model(x)
+        """,
         # The model's forward moves its input.
         """
         class Net(nn.Module):
@@ -416,8 +430,11 @@ class _Finder:
             if func.name.value == "forward":
                 if self._moves_parameter(func):
                     return True
-            elif DATA_HOOKS.search(func.name.value) and self._moves_in(func):
-                return True
+            elif DATA_HOOKS.search(func.name.value):
+                # A dataset or loader class that moves its data anywhere (in `__init__` too).
+                owner = self.funcs.enclosing_class(func)
+                if self._moves_in(owner if owner is not None and func.name.value.startswith("__") else func):
+                    return True
         for arg in self.idx.nodes(cst.Arg):
             if arg.keyword is not None and arg.keyword.value == "collate_fn" and isinstance(arg.value, cst.Lambda):
                 if self._moves_in(arg.value):
