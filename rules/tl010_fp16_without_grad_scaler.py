@@ -494,7 +494,10 @@ class _Amp:
     def _computes_with_gradients(self, region: cst.CSTNode) -> bool:
         """Some call in the autocast block runs with gradients (not all of it is under `no_grad`)."""
         body = region.body if isinstance(region, cst.With) else region
-        return any(not an.in_grad_free_block(self.idx, call, self.imps) for call in self.idx.within(body, cst.Call))
+        return any(
+            not an.in_grad_free_block(self.idx, call, self.imps) and not an.is_grad_free_call(call, self.imps)
+            for call in self.idx.within(body, cst.Call)
+        )
 
     def _inference_only(self, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
         if an.in_grad_free_block(self.idx, node, self.imps, stop_at_function=False):
