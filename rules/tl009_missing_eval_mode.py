@@ -252,6 +252,19 @@ class MissingEvalMode(Rule):
             model.eval()
             run_eval(model, val_loader)
         """,
+        # The caller puts the model in eval mode right before the call, at module level.
+        """
+        def test(model, loader):
+            with torch.no_grad():
+                return [model(x) for x in loader]
+
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+        model.eval()
+        print(test(model, test_loader))
+        """,
         # A method of the model itself (the caller owns the mode).
         """
         class Net(nn.Module):
@@ -460,6 +473,20 @@ class MissingEvalMode(Rule):
                 output = self.model(input)
                 return output, self.loss_criterion(output, target)
         """,
+        # An eval() only after the call (for saving) does not help the evaluation before it.
+        """
+        def test(model, loader):
+            with torch.no_grad():
+                return [model(x) for x in loader]  # expect: TL009
+
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+        print(test(model, test_loader))
+        model.eval()
+        torch.jit.script(model).save("model.pt")
+        """,
         # The forward method spelled out.
         """
         def inference(model, images):
@@ -660,6 +687,23 @@ class _Finder:
         self._sets_eval[key] = found
         return found
 
+    def _eval_before(self, site: cst.Call, caller: cst.CSTNode) -> bool:
+        """The caller switches some module to eval mode before `site`: earlier in its code, or
+        anywhere in a loop that also runs `site` (a previous iteration)."""
+        loops = {id(loop) for loop in an.enclosing_loops(self.idx, site)}
+        for call in self.idx.within(caller, cst.Call):
+            if self.idx.scope(call) is not caller or call is site:
+                continue
+            switches = any(call is c for c in self.eval_calls) or any(
+                self._reaches_eval(f) for f in self.funcs.resolve(call)
+            )
+            if switches and (
+                self.idx.order(call) < self.idx.order(site)
+                or any(id(loop) in loops for loop in an.enclosing_loops(self.idx, call))
+            ):
+                return True
+        return False
+
     def callers_leave_train_mode(self, func: cst.FunctionDef, depth: int = 0) -> bool:
         """Every caller (and, for evaluation helpers, their callers) runs it without an eval call.
         A function that nothing in the file calls has an unknown caller: not reported."""
@@ -668,7 +712,7 @@ class _Finder:
             return depth > 0
         for site in sites:
             caller = self.idx.scope(site)
-            if self._reaches_eval(caller):
+            if self._eval_before(site, caller):
                 return False
             if isinstance(caller, cst.FunctionDef) and depth < MAX_CALLER_DEPTH and caller is not func:
                 if not self.callers_leave_train_mode(caller, depth + 1):
