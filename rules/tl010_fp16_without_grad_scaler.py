@@ -264,6 +264,26 @@ class Fp16WithoutGradScaler(Rule):
             loss.backward()
             optimizer.step()
         """,
+        # The device type spelled through str() of a device that is CUDA when there is one
+        # (Open-Rig3R #35); the validation autocast under no_grad is fine.
+        """
+        from torch.amp import autocast
+        device = torch.device(cfg.get("device", "cuda") if torch.cuda.is_available() else "cpu")
+        for epoch in range(num_epochs):
+            model.train()
+            for batch in train_loader:
+                optimizer.zero_grad()
+                with autocast(device_type=str(device)):  # expect: TL010
+                    outputs = model(batch["images"].to(device))
+                loss = criterion(outputs, batch["target"].to(device))
+                loss.backward()
+                optimizer.step()
+            model.eval()
+            with torch.no_grad():
+                for batch in val_loader:
+                    with autocast(device_type=str(device)):
+                        outputs = model(batch["images"].to(device))
+        """,
         # A float16 dtype held in a variable, and the context stored before the loop.
         """
         amp_dtype = torch.half
@@ -444,6 +464,8 @@ class _Amp:
                 return True
         if isinstance(expr, cst.Attribute) and expr.attr.value == "type":
             return self._may_be_cuda(expr.value, depth + 1)
+        if isinstance(expr, cst.Call):  # `str(device)`, `torch.device(name)`
+            return any(self._may_be_cuda(arg.value, depth + 1) for arg in expr.args)
         if isinstance(expr, cst.Name):
             return any(self._may_be_cuda(v, depth + 1) for v in self.assigned(expr.value))
         return False

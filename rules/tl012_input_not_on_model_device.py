@@ -286,6 +286,14 @@ class InputNotOnModelDevice(Rule):
                     loss = self.criterion(self.model(x), y)  # expect: TL012
                     loss.backward()
         """,
+        # The loader wrapped in a progress bar held in a variable.
+        """
+        model = UNet().cuda()
+        train_bar = tqdm(train_loader, desc="train")
+        for batch_idx, (image, mask) in enumerate(train_bar):
+            pred = model(image)  # expect: TL012
+            loss = dice_loss(pred, mask)
+        """,
         # Keyword inputs taken from a dict batch.
         """
         model = BertForSequenceClassification.from_pretrained("bert-base-uncased").to(device=device)
@@ -563,8 +571,9 @@ class _Finder:
                 return node, move, inputs
         return None
 
-    def _loader(self, iterable: cst.BaseExpression) -> cst.BaseExpression | None:
-        """The data loader a loop iterates, seen through `enumerate(tqdm(loader))`."""
+    def _loader(self, iterable: cst.BaseExpression, depth: int = 0) -> cst.BaseExpression | None:
+        """The data loader a loop iterates, seen through `enumerate(tqdm(loader))` and through
+        variables (`bar = tqdm(train_loader)`)."""
         expr = an.unwrap_iterable(iterable)
         if isinstance(expr, cst.Call):
             callee = an.callee_name(expr) or ""
@@ -574,8 +583,8 @@ class _Finder:
             if "loader" in name.lower() or LOADER_WORDS.intersection(an.name_tokens(name)):
                 return expr
             dotted = an.dotted(expr)
-            values = self.assigned(dotted) if dotted else []
-            if values and all(isinstance(v, cst.Call) and "Loader" in (an.callee_name(v) or "") for v in values):
+            values = self.assigned(dotted) if dotted and depth < MAX_DEPTH else []
+            if values and all(self._loader(v, depth + 1) is not None for v in values):
                 return expr
         return None
 
