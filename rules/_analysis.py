@@ -929,16 +929,6 @@ def unwrap_iterable(expr: cst.BaseExpression, depth: int = 0) -> cst.BaseExpress
     return expr
 
 
-def first_statement_position(body: cst.BaseSuite) -> int:
-    """Where code starts in a block: after a docstring, if any."""
-    statements = body.body if isinstance(body, cst.IndentedBlock) else ()
-    if statements and isinstance(statements[0], cst.SimpleStatementLine):
-        first_small = statements[0].body[0] if statements[0].body else None
-        if isinstance(first_small, cst.Expr) and isinstance(first_small.value, (cst.SimpleString, cst.ConcatenatedString)):
-            return 1
-    return 0
-
-
 def insert_statement(body: cst.BaseSuite, position: int, code: str) -> tuple[cst.CSTNode, cst.CSTNode] | None:
     """A replacement that inserts the statement `code` before `body.body[position]` (at the end
     when `position` is the length). None for one-line suites, which a fix leaves alone."""

@@ -795,10 +795,20 @@ class _Finder:
         model = an.dotted(model_expr)
         if model is None:
             return None
-        replacement = an.insert_statement(func.body, an.first_statement_position(func.body), f"{model}.eval()")
+        replacement = an.insert_statement(func.body, _first_statement_position(func.body), f"{model}.eval()")
         if replacement is None:
             return None
         return FixSpec(f"call `{model}.eval()` at the start of `{func.name.value}()`", (replacement,), safe=False)
+
+
+def _first_statement_position(body: cst.BaseSuite) -> int:
+    """Where code starts in a block: after a docstring, if any."""
+    statements = body.body if isinstance(body, cst.IndentedBlock) else ()
+    if statements and isinstance(statements[0], cst.SimpleStatementLine):
+        first_small = statements[0].body[0] if statements[0].body else None
+        if isinstance(first_small, cst.Expr) and isinstance(first_small.value, (cst.SimpleString, cst.ConcatenatedString)):
+            return 1
+    return 0
 
 
 def _evaluation_data(iterable: cst.BaseExpression) -> bool:

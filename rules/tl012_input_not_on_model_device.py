@@ -82,7 +82,7 @@ class InputNotOnModelDevice(Rule):
     CODE = "TL012"
     NAME = "input-not-on-model-device"
     SUMMARY = "Model moved to a GPU is called on loader batches that are never moved"
-    TRIGGERS = ((".cuda(", ".to("), ("oader", "_dl", "dl_", " dl", "(dl", "DL"))
+    TRIGGERS = ((".cuda(", ".to("), ("oader", "_dl", "dl_", " dl", "(dl", "_DL", "DL_"))
     CONFIRMED_BY = ("TL101",)
 
     VALID = [
@@ -589,11 +589,9 @@ class _Finder:
         return None
 
     def _moved_model(self, call: cst.Call, loop: cst.For) -> cst.Call | None:
-        func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "forward":
-            func = func.value
+        func = an.called_module(call)
         key = an.model_key(func)
-        if key is None or self.funcs.resolve(call):
+        if func is None or key is None or self.funcs.resolve(call):
             return None
         moves = self.moves.get(key)
         home = self.idx.scope(loop)
