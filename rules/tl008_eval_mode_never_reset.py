@@ -566,6 +566,7 @@ class _Checker:
         self.evals = {id(m.call): m for m in modes if m.mode == "eval"}
         self.resets = {id(m.call) for m in modes if m.mode in ("train", "either")}
         self.frozen = _frozen_keys(self.idx)
+        self._arguments: set[str] | None = None
 
     def check_loop(self, loop: cst.For | cst.While) -> Iterator[tuple[cst.CSTNode, str, FixSpec | None]]:
         body = loop.body
@@ -666,10 +667,11 @@ class _Checker:
 
     def _passed_as_callback(self, func: cst.FunctionDef) -> bool:
         """`func` is handed to a call (`model.apply(set_bn_eval)`) rather than called here."""
-        for name in self.idx.nodes(cst.Name):
-            if name.value == func.name.value and isinstance(self.idx.parent(name), cst.Arg):
-                return True
-        return False
+        if self._arguments is None:
+            self._arguments = {
+                arg.value.value for arg in self.idx.nodes(cst.Arg) if isinstance(arg.value, cst.Name)
+            }
+        return func.name.value in self._arguments
 
     def _stops_after(self, node: cst.CSTNode, loop: cst.For | cst.While) -> bool:
         """A `break` of this loop or a `return` follows `node` in its block: no next iteration."""

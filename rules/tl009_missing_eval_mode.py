@@ -633,6 +633,7 @@ class _Finder:
             if an.name_says_evaluation(helper.name.value):
                 continue  # judged on its own
             params = an.parameter_names(helper)
+            assigned = _assigned_names(self.idx, helper)
             bound = an.bind_arguments(self.funcs, helper, call)
             for inner in self.idx.within(helper, cst.Call):
                 model = an.called_module(inner) if self.idx.scope(inner) is helper else None
@@ -641,7 +642,7 @@ class _Finder:
                 if isinstance(model, cst.Name) and model.value in params:
                     if model.value in bound:
                         found.append(bound[model.value])
-                elif not isinstance(model, cst.Name) or model.value not in _assigned_names(self.idx, helper):
+                elif not isinstance(model, cst.Name) or model.value not in assigned:
                     found.append(model)
         return found
 

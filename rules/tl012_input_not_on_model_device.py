@@ -633,7 +633,7 @@ class _Finder:
 
     def message(self, call: cst.Call, move: cst.Call, inputs: list[str], loop: cst.For) -> str:
         code = self.ctx.module.code_for_node
-        model = code(call.func.value if an.method_name(call) == "forward" else call.func)  # type: ignore[attr-defined]
+        model = code(an.called_module(call) or call.func)
         data = inputs[0]
         if an.method_name(move) == "cuda":
             where, fix = "the GPU", f"{data}.cuda()"
