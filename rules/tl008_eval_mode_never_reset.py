@@ -48,7 +48,8 @@ class EvalModeNeverReset(Rule):
     Finds training loops (epoch loops, or batch loops with periodic validation) that put the
     model in evaluation mode with `model.eval()`, directly or through a local `evaluate()` /
     `validate()` helper, but never call `model.train()` (or `model.train(True)`) again before
-    the next training step of the same model.
+    the next training step of the same model. The finding points at the loop, where
+    `model.train()` belongs.
 
     ## Why is this bad?
     `model.eval()` is a switch, not a scope: it stays on until `model.train()` is called. Every
@@ -287,23 +288,23 @@ class EvalModeNeverReset(Rule):
     INVALID = [
         Example(
             """
-            for epoch in range(epochs):
+            for epoch in range(epochs):  # expect: TL008
                 for x, y in train_loader:
                     optimizer.zero_grad()
                     loss_fn(model(x), y).backward()
                     optimizer.step()
-                model.eval()  # expect: TL008
+                model.eval()
                 with torch.no_grad():
                     val_loss = sum(loss_fn(model(x), y).item() for x, y in val_loader)
             """,
             fixed="""
-            for epoch in range(epochs):
+            for epoch in range(epochs):  # expect: TL008
                 model.train()
                 for x, y in train_loader:
                     optimizer.zero_grad()
                     loss_fn(model(x), y).backward()
                     optimizer.step()
-                model.eval()  # expect: TL008
+                model.eval()
                 with torch.no_grad():
                     val_loss = sum(loss_fn(model(x), y).item() for x, y in val_loader)
             """,
@@ -312,13 +313,13 @@ class EvalModeNeverReset(Rule):
         Example(
             """
             model.train()
-            for epoch in range(epochs):
+            for epoch in range(epochs):  # expect: TL008
                 for x, y in train_loader:
                     optimizer.zero_grad()
                     loss = criterion(model(x), y)
                     loss.backward()
                     optimizer.step()
-                model.eval()  # expect: TL008
+                model.eval()
                 correct = 0
                 with torch.no_grad():
                     for x, y in test_loader:
@@ -326,14 +327,14 @@ class EvalModeNeverReset(Rule):
             """,
             fixed="""
             model.train()
-            for epoch in range(epochs):
+            for epoch in range(epochs):  # expect: TL008
                 model.train()
                 for x, y in train_loader:
                     optimizer.zero_grad()
                     loss = criterion(model(x), y)
                     loss.backward()
                     optimizer.step()
-                model.eval()  # expect: TL008
+                model.eval()
                 correct = 0
                 with torch.no_grad():
                     for x, y in test_loader:
@@ -348,12 +349,12 @@ class EvalModeNeverReset(Rule):
                 with torch.no_grad():
                     return sum(model(x, y).item() for x, y in loader)
 
-            for epoch in range(epochs):
+            for epoch in range(epochs):  # expect: TL008
                 for x, y in train_loader:
                     optimizer.zero_grad()
                     net(x, y).backward()
                     optimizer.step()
-                val = evaluate(net, val_loader)  # expect: TL008
+                val = evaluate(net, val_loader)
             """,
             fixed="""
             def evaluate(model, loader):
@@ -361,37 +362,37 @@ class EvalModeNeverReset(Rule):
                 with torch.no_grad():
                     return sum(model(x, y).item() for x, y in loader)
 
-            for epoch in range(epochs):
+            for epoch in range(epochs):  # expect: TL008
                 net.train()
                 for x, y in train_loader:
                     optimizer.zero_grad()
                     net(x, y).backward()
                     optimizer.step()
-                val = evaluate(net, val_loader)  # expect: TL008
+                val = evaluate(net, val_loader)
             """,
         ),
         # Periodic validation inside the batch loop.
         Example(
             """
             model.train()
-            for step, (x, y) in enumerate(loader):
+            for step, (x, y) in enumerate(loader):  # expect: TL008
                 optimizer.zero_grad()
                 loss_fn(model(x), y).backward()
                 optimizer.step()
                 if step % 500 == 0:
-                    model.eval()  # expect: TL008
+                    model.eval()
                     with torch.no_grad():
                         print(loss_fn(model(x_val), y_val).item())
             """,
             fixed="""
             model.train()
-            for step, (x, y) in enumerate(loader):
+            for step, (x, y) in enumerate(loader):  # expect: TL008
                 model.train()
                 optimizer.zero_grad()
                 loss_fn(model(x), y).backward()
                 optimizer.step()
                 if step % 500 == 0:
-                    model.eval()  # expect: TL008
+                    model.eval()
                     with torch.no_grad():
                         print(loss_fn(model(x_val), y_val).item())
             """,
@@ -399,8 +400,8 @@ class EvalModeNeverReset(Rule):
         # Validation first in the iteration: every epoch trains in eval mode.
         Example(
             """
-            for epoch in range(epochs):
-                model.eval()  # expect: TL008
+            for epoch in range(epochs):  # expect: TL008
+                model.eval()
                 with torch.no_grad():
                     val_acc = accuracy(model, val_loader)
                 for x, y in train_loader:
@@ -409,8 +410,8 @@ class EvalModeNeverReset(Rule):
                     optimizer.step()
             """,
             fixed="""
-            for epoch in range(epochs):
-                model.eval()  # expect: TL008
+            for epoch in range(epochs):  # expect: TL008
+                model.eval()
                 with torch.no_grad():
                     val_acc = accuracy(model, val_loader)
                 model.train()
@@ -436,9 +437,9 @@ class EvalModeNeverReset(Rule):
                         return [self.model(x) for x in self.val_loader]
 
                 def fit(self):
-                    for epoch in range(self.epochs):
+                    for epoch in range(self.epochs):  # expect: TL008
                         self.train_epoch()
-                        self.validate()  # expect: TL008
+                        self.validate()
             """,
             fixed="""
             class Trainer:
@@ -454,22 +455,22 @@ class EvalModeNeverReset(Rule):
                         return [self.model(x) for x in self.val_loader]
 
                 def fit(self):
-                    for epoch in range(self.epochs):
+                    for epoch in range(self.epochs):  # expect: TL008
                         self.model.train()
                         self.train_epoch()
-                        self.validate()  # expect: TL008
+                        self.validate()
             """,
         ),
         # Inside a training function that returns the model after the loop.
         """
         def fit(model, train_loader, val_loader, optimizer, epochs):
             history = []
-            for epoch in range(epochs):
+            for epoch in range(epochs):  # expect: TL008
                 for x, y in train_loader:
                     optimizer.zero_grad()
                     F.cross_entropy(model(x), y).backward()
                     optimizer.step()
-                model.eval()  # expect: TL008
+                model.eval()
                 with torch.no_grad():
                     history.append(sum(F.cross_entropy(model(x), y).item() for x, y in val_loader))
             return model, history
@@ -484,11 +485,11 @@ class EvalModeNeverReset(Rule):
             return loss
 
         step = 0
-        while step < total_steps:
+        while step < total_steps:  # expect: TL008
             batch = next(data_iter)
             train_step(model, batch, optimizer)
             if step % 1000 == 0:
-                model.eval()  # expect: TL008
+                model.eval()
                 with torch.no_grad():
                     samples = model.sample(16)
             step += 1
@@ -502,16 +503,16 @@ class EvalModeNeverReset(Rule):
             network.eval()
             return [network(x) for x, _ in loader]
 
-        for epoch in range(n_epochs):
+        for epoch in range(n_epochs):  # expect: TL008
             for x, y in loader:
                 opt.zero_grad()
                 T.nn.functional.cross_entropy(classifier(x), y).backward()
                 opt.step()
-            run_validation(classifier, val_loader)  # expect: TL008
+            run_validation(classifier, val_loader)
         """,
         # A GAN: the generator is switched to eval to draw samples, never back.
         """
-        for epoch in range(epochs):
+        for epoch in range(epochs):  # expect: TL008
             for real in loader:
                 opt_d.zero_grad()
                 d_loss = criterion(disc(real), ones) + criterion(disc(gen(z).detach()), zeros)
@@ -521,20 +522,20 @@ class EvalModeNeverReset(Rule):
                 g_loss = criterion(disc(gen(z)), ones)
                 g_loss.backward()
                 opt_g.step()
-            gen.eval()  # expect: TL008
+            gen.eval()
             with torch.no_grad():
                 grid = gen(fixed_noise)
         """,
         # The accelerate loop of a Hugging Face script.
         """
-        for epoch in range(num_train_epochs):
+        for epoch in range(num_train_epochs):  # expect: TL008
             for step, batch in enumerate(train_dataloader):
                 outputs = model(**batch)
                 accelerator.backward(outputs.loss)
                 optimizer.step()
                 lr_scheduler.step()
                 optimizer.zero_grad()
-            model.eval()  # expect: TL008
+            model.eval()
             for step, batch in enumerate(eval_dataloader):
                 with torch.no_grad():
                     outputs = model(**batch)
@@ -548,11 +549,12 @@ class EvalModeNeverReset(Rule):
             return
         checker = _Checker(ctx, train)
         reported: set[int] = set()
-        for loop in an.index(ctx).nodes(cst.For, cst.While):
-            for node, message, fix in checker.check_loop(loop):
-                if id(node) not in reported:
-                    reported.add(id(node))
-                    yield self.report(node, message, fix)
+        # Innermost loops first: an eval inside a batch loop is fixed in that loop, not the epoch loop.
+        for loop in reversed(an.index(ctx).nodes(cst.For, cst.While)):
+            for switch, message, fix in checker.check_loop(loop):
+                if id(switch) not in reported:
+                    reported.add(id(switch))
+                    yield self.report(loop, message, fix)
 
 
 class _Checker:
@@ -600,7 +602,7 @@ class _Checker:
             after = any(_before(self.idx, (*bc.path, b), (*context.path, call)) for bc, b in backwards)
             if not (after or self._evaluates(call, context)):
                 continue
-            yield reported, self._message(call, reported, target), self._fix(loop, target, after, reported)
+            yield call, self._message(call, reported, target), self._fix(loop, target, after, reported)
 
     # -- what one iteration runs ------------------------------------------------------
 
@@ -732,7 +734,7 @@ class _Checker:
         return (
             f"{switch} puts `{model}` in eval mode inside this training loop and nothing in the loop calls "
             f"`{model}.train()` again: every later iteration trains with dropout off and batch-norm "
-            f"statistics frozen; call `{model}.train()` before the training step"
+            f"statistics frozen; call `{model}.train()` in this loop before the training step"
         )
 
     def _fix(

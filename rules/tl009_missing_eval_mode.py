@@ -32,7 +32,10 @@ class MissingEvalMode(Rule):
     `eval_*` or `inference`) that run a model under `torch.no_grad()` /
     `torch.inference_mode()` (or are decorated with them) without ever putting it in
     evaluation mode, while the same file trains that model and no caller of the function
-    calls `model.eval()` before it.
+    calls `model.eval()` before it. Also finds the same evaluation written inline: a
+    gradient-free loop over validation or test data inside a training loop that never calls
+    `model.eval()`. The finding points at the function (or the evaluation block), where
+    `model.eval()` belongs.
 
     ## Why is this bad?
     `no_grad()` only turns off gradient tracking; it does not change how layers behave.
@@ -290,9 +293,9 @@ class MissingEvalMode(Rule):
                     loss_fn(model(x), y).backward()
                     optimizer.step()
                 val_loss = 0.0
-                with torch.no_grad():
+                with torch.no_grad():  # expect: TL009
                     for x, y in val_loader:
-                        val_loss += loss_fn(model(x), y).item()  # expect: TL009
+                        val_loss += loss_fn(model(x), y).item()
             """,
             fixed="""
             for epoch in range(epochs):
@@ -303,18 +306,18 @@ class MissingEvalMode(Rule):
                     optimizer.step()
                 val_loss = 0.0
                 model.eval()
-                with torch.no_grad():
+                with torch.no_grad():  # expect: TL009
                     for x, y in val_loader:
-                        val_loss += loss_fn(model(x), y).item()  # expect: TL009
+                        val_loss += loss_fn(model(x), y).item()
             """,
         ),
         Example(
             """
-            def evaluate(model, loader):
+            def evaluate(model, loader):  # expect: TL009
                 correct = 0
                 with torch.no_grad():
                     for x, y in loader:
-                        correct += (model(x).argmax(1) == y).sum().item()  # expect: TL009
+                        correct += (model(x).argmax(1) == y).sum().item()
                 return correct / len(loader.dataset)
 
             for epoch in range(epochs):
@@ -326,12 +329,12 @@ class MissingEvalMode(Rule):
                 acc = evaluate(model, val_loader)
             """,
             fixed="""
-            def evaluate(model, loader):
+            def evaluate(model, loader):  # expect: TL009
                 model.eval()
                 correct = 0
                 with torch.no_grad():
                     for x, y in loader:
-                        correct += (model(x).argmax(1) == y).sum().item()  # expect: TL009
+                        correct += (model(x).argmax(1) == y).sum().item()
                 return correct / len(loader.dataset)
 
             for epoch in range(epochs):
@@ -347,9 +350,9 @@ class MissingEvalMode(Rule):
         Example(
             '''
             @torch.no_grad()
-            def validate(net, loader):
+            def validate(net, loader):  # expect: TL009
                 """Mean validation loss."""
-                losses = [criterion(net(x), y).item() for x, y in loader]  # expect: TL009
+                losses = [criterion(net(x), y).item() for x, y in loader]
                 return sum(losses) / len(losses)
 
             def main():
@@ -363,10 +366,10 @@ class MissingEvalMode(Rule):
             ''',
             fixed='''
             @torch.no_grad()
-            def validate(net, loader):
+            def validate(net, loader):  # expect: TL009
                 """Mean validation loss."""
                 net.eval()
-                losses = [criterion(net(x), y).item() for x, y in loader]  # expect: TL009
+                losses = [criterion(net(x), y).item() for x, y in loader]
                 return sum(losses) / len(losses)
 
             def main():
@@ -383,9 +386,9 @@ class MissingEvalMode(Rule):
         """
         import torch as T
 
-        def test(model, loader):
+        def test(model, loader):  # expect: TL009
             with T.inference_mode():
-                return [model(x) for x, _ in loader]  # expect: TL009
+                return [model(x) for x, _ in loader]
 
         for x, y in train_loader:
             optimizer.zero_grad()
@@ -397,9 +400,9 @@ class MissingEvalMode(Rule):
         """
         from torch import no_grad
 
-        def run_validation(model, batches):
+        def run_validation(model, batches):  # expect: TL009
             with no_grad():
-                outs = [model(b) for b in batches]  # expect: TL009
+                outs = [model(b) for b in batches]
             return outs
 
         for epoch in range(3):
@@ -420,8 +423,8 @@ class MissingEvalMode(Rule):
                     self.optimizer.step()
 
             @torch.no_grad()
-            def validate(self):
-                return [self.model(x) for x, _ in self.val_loader]  # expect: TL009
+            def validate(self):  # expect: TL009
+                return [self.model(x) for x, _ in self.val_loader]
 
             def fit(self):
                 for epoch in range(self.epochs):
@@ -430,12 +433,12 @@ class MissingEvalMode(Rule):
         """,
         # The caller does not put the model in eval mode either (it only calls train()).
         """
-        def eval_epoch(model, loader, device):
+        def eval_epoch(model, loader, device):  # expect: TL009
             total = 0.0
             with torch.no_grad():
                 for batch in loader:
                     batch = {k: v.to(device) for k, v in batch.items()}
-                    total += model(**batch).loss.item()  # expect: TL009
+                    total += model(**batch).loss.item()
             return total
 
         def main():
@@ -461,11 +464,11 @@ class MissingEvalMode(Rule):
                     if i % self.validate_after_iters == 0:
                         self.validate(self.loaders["val"])
 
-            def validate(self, val_loader):
+            def validate(self, val_loader):  # expect: TL009
                 try:
                     with torch.no_grad():
                         for input, target in val_loader:
-                            output, loss = self._forward_pass(input, target)  # expect: TL009
+                            output, loss = self._forward_pass(input, target)
                 finally:
                     self.model.train()
 
@@ -475,9 +478,9 @@ class MissingEvalMode(Rule):
         """,
         # An eval() only after the call (for saving) does not help the evaluation before it.
         """
-        def test(model, loader):
+        def test(model, loader):  # expect: TL009
             with torch.no_grad():
-                return [model(x) for x in loader]  # expect: TL009
+                return [model(x) for x in loader]
 
         for x, y in loader:
             optimizer.zero_grad()
@@ -489,9 +492,9 @@ class MissingEvalMode(Rule):
         """,
         # The forward method spelled out.
         """
-        def inference(model, images):
+        def inference(model, images):  # expect: TL009
             with torch.no_grad():
-                return model.forward(images).softmax(-1)  # expect: TL009
+                return model.forward(images).softmax(-1)
 
         for images, labels in loader:
             optimizer.zero_grad()
@@ -501,9 +504,9 @@ class MissingEvalMode(Rule):
         """,
         # set_grad_enabled(False) as the gradient-free block.
         """
-        def valid(model, loader):
+        def valid(model, loader):  # expect: TL009
             with torch.set_grad_enabled(False):
-                return [model(x) for x in loader]  # expect: TL009
+                return [model(x) for x in loader]
 
         for epoch in range(epochs):
             model.train()
@@ -517,8 +520,8 @@ class MissingEvalMode(Rule):
         """
         def train(model, loader, val_loader, optimizer):
             @torch.no_grad()
-            def evaluate():
-                return sum(loss_fn(model(x), y).item() for x, y in val_loader)  # expect: TL009
+            def evaluate():  # expect: TL009
+                return sum(loss_fn(model(x), y).item() for x, y in val_loader)
 
             for epoch in range(10):
                 model.train()
@@ -545,12 +548,14 @@ class MissingEvalMode(Rule):
             if found is None or not finder.callers_leave_train_mode(func):
                 continue
             call, model = found
-            yield self.report(call, finder.message(func, call, model), finder.fix(func, model))
+            # Reported on the function's name: the function is what needs `model.eval()`.
+            yield self.report(func.name, finder.message(func, call, model), finder.fix(func, model))
         reported: set[int] = set()
         for loop, call in finder.inline_evaluations():
-            if id(call) not in reported:  # a validation loop inside nested training loops
-                reported.add(id(call))
-                yield self.report(call, finder.inline_message(loop, call), finder.inline_fix(loop, call))
+            evaluation = finder.evaluation_statement(loop)
+            if id(evaluation) not in reported:  # a validation loop inside nested training loops
+                reported.add(id(evaluation))
+                yield self.report(evaluation, finder.inline_message(loop, call), finder.inline_fix(evaluation, call))
 
 
 def _evaluation_name(name: str, test_file: bool) -> bool:
@@ -763,14 +768,18 @@ class _Finder:
             f"call `{model}.eval()` before the evaluation and `{model}.train()` before training resumes"
         )
 
-    def inline_fix(self, loop: cst.For, call: cst.Call) -> FixSpec | None:
-        model = an.dotted(an.called_module(call))  # type: ignore[arg-type]
-        statement: cst.CSTNode = loop  # or the `with torch.no_grad():` around it
+    def evaluation_statement(self, loop: cst.For) -> cst.CSTNode:
+        """The evaluation pass as a statement: the `with torch.no_grad():` around the loop, if any."""
+        statement: cst.CSTNode = loop
         for ancestor in self.idx.ancestors(loop):
             if isinstance(ancestor, (cst.For, cst.While, cst.FunctionDef)):
                 break
             if isinstance(ancestor, cst.With) and any(an.is_grad_free_call(i.item, self.imps) for i in ancestor.items):
                 statement = ancestor
+        return statement
+
+    def inline_fix(self, statement: cst.CSTNode, call: cst.Call) -> FixSpec | None:
+        model = an.dotted(an.called_module(call))  # type: ignore[arg-type]
         block = self.idx.parent(statement)
         if model is None or not isinstance(block, cst.IndentedBlock):
             return None

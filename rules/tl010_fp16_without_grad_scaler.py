@@ -6,7 +6,7 @@ from typing import Iterator
 
 import libcst as cst
 
-from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
+from torchlint.rule import FileContext, Report, Rule
 from torchlint.rules import _analysis as an
 
 # `autocast` callables whose `dtype` defaults to the device's fast type (float16 on CUDA).
@@ -67,9 +67,9 @@ class Fp16WithoutGradScaler(Rule):
     scale the loss themselves.
 
     ## Fix safety
-    For a missing `scaler.update()`, the fix inserts it right after `scaler.step(...)`; it is
-    safe. A missing scaler has no automatic fix: it needs a scaler object and three edits,
-    and switching to bfloat16 depends on the hardware.
+    No automatic fix. A missing scaler needs a scaler object and three edits, and switching
+    to bfloat16 depends on the hardware; a missing `scaler.update()` belongs right after
+    `scaler.step(...)`, a line of its own outside the reported statement.
 
     ## References
     - https://pytorch.org/docs/stable/amp.html#gradient-scaling
@@ -318,85 +318,42 @@ class Fp16WithoutGradScaler(Rule):
                 optimizer.zero_grad()
         """,
         # The mirror: scaler.step without scaler.update raises on the next step.
-        Example(
-            """
-            scaler = torch.amp.GradScaler("cuda")
-            for x, y in loader:
-                optimizer.zero_grad()
-                with torch.autocast("cuda"):
-                    loss = loss_fn(model(x), y)
-                scaler.scale(loss).backward()
-                scaler.step(optimizer)  # expect: TL010
-            """,
-            fixed="""
-            scaler = torch.amp.GradScaler("cuda")
-            for x, y in loader:
-                optimizer.zero_grad()
-                with torch.autocast("cuda"):
-                    loss = loss_fn(model(x), y)
-                scaler.scale(loss).backward()
-                scaler.step(optimizer)  # expect: TL010
-                scaler.update()
-            """,
-        ),
+        """
+        scaler = torch.amp.GradScaler("cuda")
+        for x, y in loader:
+            optimizer.zero_grad()
+            with torch.autocast("cuda"):
+                loss = loss_fn(model(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)  # expect: TL010
+        """,
         # The mirror with an update only after the loop.
-        Example(
-            """
-            from torch.cuda.amp import GradScaler
-            grad_scaler = GradScaler()
-            for epoch in range(epochs):
-                for x, y in loader:
-                    optimizer.zero_grad()
-                    with torch.autocast("cuda"):
-                        loss = loss_fn(model(x), y)
-                    grad_scaler.scale(loss).backward()
-                    grad_scaler.step(optimizer)  # expect: TL010
-                grad_scaler.update()
-            """,
-            fixed="""
-            from torch.cuda.amp import GradScaler
-            grad_scaler = GradScaler()
-            for epoch in range(epochs):
-                for x, y in loader:
-                    optimizer.zero_grad()
-                    with torch.autocast("cuda"):
-                        loss = loss_fn(model(x), y)
-                    grad_scaler.scale(loss).backward()
-                    grad_scaler.step(optimizer)  # expect: TL010
-                    grad_scaler.update()
-                grad_scaler.update()
-            """,
-        ),
+        """
+        from torch.cuda.amp import GradScaler
+        grad_scaler = GradScaler()
+        for epoch in range(epochs):
+            for x, y in loader:
+                optimizer.zero_grad()
+                with torch.autocast("cuda"):
+                    loss = loss_fn(model(x), y)
+                grad_scaler.scale(loss).backward()
+                grad_scaler.step(optimizer)  # expect: TL010
+            grad_scaler.update()
+        """,
         # The mirror in a method reached through self, with an attribute scaler.
-        Example(
-            """
-            class Trainer:
-                def step(self, x, y):
-                    with torch.autocast("cuda"):
-                        loss = self.model(x, y)
-                    self.scaler.scale(loss).backward()
-                    self.scaler.step(self.optimizer)  # expect: TL010
-                    self.optimizer.zero_grad()
+        """
+        class Trainer:
+            def step(self, x, y):
+                with torch.autocast("cuda"):
+                    loss = self.model(x, y)
+                self.scaler.scale(loss).backward()
+                self.scaler.step(self.optimizer)  # expect: TL010
+                self.optimizer.zero_grad()
 
-                def fit(self):
-                    for x, y in self.loader:
-                        self.step(x, y)
-            """,
-            fixed="""
-            class Trainer:
-                def step(self, x, y):
-                    with torch.autocast("cuda"):
-                        loss = self.model(x, y)
-                    self.scaler.scale(loss).backward()
-                    self.scaler.step(self.optimizer)  # expect: TL010
-                    self.scaler.update()
-                    self.optimizer.zero_grad()
-
-                def fit(self):
-                    for x, y in self.loader:
-                        self.step(x, y)
-            """,
-        ),
+            def fit(self):
+                for x, y in self.loader:
+                    self.step(x, y)
+        """,
     ]
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
@@ -411,7 +368,7 @@ class Fp16WithoutGradScaler(Rule):
                     yield self.report(call, amp.autocast_message(call))
         for step in train.steps:
             if amp.steps_without_update(step):
-                yield self.report(step, amp.update_message(step), amp.update_fix(step))
+                yield self.report(step, amp.update_message(step))
 
 
 class _Amp:
@@ -596,20 +553,6 @@ class _Amp:
             f"adapts, and the next `{scaler}.step()` raises \"step() has already been called since the "
             f"last update()\"; call `{scaler}.update()` right after `{scaler}.step(...)`"
         )
-
-    def update_fix(self, step: cst.Call) -> FixSpec | None:
-        expression = self.idx.parent(step)
-        line = self.idx.parent(expression) if isinstance(expression, cst.Expr) else None
-        block = self.idx.parent(line) if isinstance(line, cst.SimpleStatementLine) else None
-        if not isinstance(block, cst.IndentedBlock) or len(line.body) != 1:  # type: ignore[union-attr]
-            return None
-        scaler = an.dotted(an.receiver(step))  # type: ignore[arg-type]
-        if scaler is None:
-            return None
-        replacement = an.insert_statement(block, list(block.body).index(line) + 1, f"{scaler}.update()")  # type: ignore[arg-type]
-        if replacement is None:
-            return None
-        return FixSpec(f"call `{scaler}.update()` after `{scaler}.step(...)`", (replacement,))
 
 
 def _scales_loss(idx: an.Index) -> bool:
