@@ -216,6 +216,26 @@ class EvalModeNeverReset(Rule):
             with torch.no_grad():
                 scores.append(evaluate(model, val_loaders[fold]))
         """,
+        # The evaluation builds its own network from the weights (mcan-vqa #26).
+        """
+        class Execution:
+            def eval(self, dataset, state_dict):
+                net = Net(self.cfg)
+                net.load_state_dict(state_dict)
+                net.eval()
+                with torch.no_grad():
+                    return [net(x) for x in dataset]
+
+            def train(self, dataset, dataset_eval):
+                net = Net(self.cfg)
+                net.train()
+                for epoch in range(self.epochs):
+                    for x, y in dataset:
+                        optim.zero_grad()
+                        loss_fn(net(x), y).backward()
+                        optim.step()
+                    self.eval(dataset_eval, state_dict=net.state_dict())
+        """,
         # Evaluation only after the last epoch (outside the loop).
         """
         for epoch in range(epochs):
