@@ -965,3 +965,169 @@ def bindings(ctx: FileContext) -> Bindings:
 
 def _build_bindings(ctx: FileContext) -> Bindings:
     return Bindings(index(ctx))
+
+
+# ---------------------------------------------------------------------------
+# Pack 2 (modes): model modes, arguments bound to parameters, evaluation-like names,
+# objects a scope runs with gradients, and statement insertion for fixes.
+
+# Methods of an `nn.Module` that neither run nor train it.
+MODULE_UTILITY_METHODS = frozenset(
+    """eval train parameters named_parameters buffers named_buffers modules named_modules children
+    named_children state_dict load_state_dict to cuda cpu half float double bfloat16 zero_grad apply
+    requires_grad_ register_buffer register_parameter register_forward_hook register_forward_pre_hook
+    register_full_backward_hook save_pretrained get_submodule share_memory""".split()
+)
+_EVALUATION_WORDS = frozenset("eval evaluate evaluation validate validation valid val test testing inference".split())
+# Objects whose `.train()` / `.eval()` run a whole procedure rather than switch a module's mode.
+_RUNNER_WORDS = frozenset("trainer runner engine solver agent experiment learner evaluator tester validator".split())
+
+
+def name_says_evaluation(name: str | None) -> bool:
+    """`evaluate`, `validate_epoch`, `run_val`, `test`, `eval_model`, `inference`."""
+    return bool(name) and any(t in _EVALUATION_WORDS for t in name_tokens(name or ""))
+
+
+def model_key(expr: cst.BaseExpression | None) -> str | None:
+    """What the code calls a network, seen through wrappers: `model` for `model`, `self.model`,
+    `model.module` (DataParallel) or `model._orig_mod` (torch.compile); None for other shapes."""
+    while isinstance(expr, cst.Attribute) and expr.attr.value in ("module", "_orig_mod"):
+        expr = expr.value
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute) and dotted(expr) is not None:
+        return expr.attr.value
+    return None
+
+
+@dataclass(frozen=True)
+class ModeCall:
+    """`x.eval()`, `x.train()`, `x.train(False)` or `x.train(flag)` on a module."""
+
+    call: cst.Call
+    target: cst.BaseExpression
+    mode: str  # "eval", "train", or "either" when a flag decides
+
+
+def mode_calls(ctx: FileContext) -> list[ModeCall]:
+    return ctx.analysis(_build_mode_calls)
+
+
+def _build_mode_calls(ctx: FileContext) -> list[ModeCall]:
+    idx = index(ctx)
+    funcs = functions(ctx)
+    found: list[ModeCall] = []
+    for call in idx.nodes(cst.Call):
+        name = method_name(call)
+        target = receiver(call)
+        if name not in ("eval", "train") or target is None:
+            continue
+        if any(t in _RUNNER_WORDS for t in name_tokens(last_name(target) or "")):
+            continue
+        local = funcs.resolve(call)
+        if local and not any(_overrides_mode(f) for f in local):
+            continue  # a local `train()` / `eval()` procedure, not the module's mode switch
+        mode = _mode_of(call, name)
+        if mode is not None:
+            found.append(ModeCall(call, target, mode))
+    return found
+
+
+def _mode_of(call: cst.Call, name: str) -> str | None:
+    if name == "eval":
+        return None if call.args else "eval"
+    if not call.args:
+        return "train"
+    if len(call.args) > 1 or call.args[0].star or (call.args[0].keyword and call.args[0].keyword.value != "mode"):
+        return None
+    value = call.args[0].value
+    if isinstance(value, cst.Name) and value.value in ("True", "False"):
+        return "train" if value.value == "True" else "eval"
+    return "either"
+
+
+def _overrides_mode(func: cst.FunctionDef) -> bool:
+    """`def train(self, mode=True): super().train(mode) ...`: still the module's mode switch."""
+    names = {p.name.value for p in (*func.params.posonly_params, *func.params.params)}
+    return "mode" in names
+
+
+def bind_arguments(funcs: Functions, func: cst.FunctionDef, call: cst.Call) -> dict[str, cst.BaseExpression]:
+    """Parameter name -> argument expression, for the parameters `call` binds plainly."""
+    params = [*func.params.posonly_params, *func.params.params]
+    is_static = any(last_name(d.decorator) == "staticmethod" for d in func.decorators)
+    if params and id(func) in funcs.class_of and not is_static and isinstance(call.func, cst.Attribute):
+        params = params[1:]  # `self`, bound by the attribute access
+    bound: dict[str, cst.BaseExpression] = {}
+    keyword_params = {p.name.value for p in (*params, *func.params.kwonly_params)}
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            break
+        if arg.keyword is None and position < len(params):
+            bound[params[position].name.value] = arg.value
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in keyword_params:
+            bound[arg.keyword.value] = arg.value
+    return bound
+
+
+def parameter_names(func: cst.FunctionDef) -> set[str]:
+    p = func.params
+    names = {q.name.value for q in (*p.posonly_params, *p.params, *p.kwonly_params)}
+    for star in (p.star_arg, p.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.add(star.name.value)
+    return names
+
+
+def called_module(call: cst.Call) -> cst.BaseExpression | None:
+    """What a call runs as a module: `model` in `model(x)` and `model.forward(x)`, `self.encoder`
+    in `self.encoder(x)`. None for method calls such as `batch.values()`."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        return func
+    if isinstance(func, cst.Attribute):
+        if func.attr.value == "forward" and dotted(func.value):
+            return func.value
+        if isinstance(func.value, cst.Name) and func.value.value == "self":
+            return func
+    return None
+
+
+def runs_with_gradients(idx: Index, imps: Imports, scope: cst.CSTNode) -> list[cst.BaseExpression]:
+    """Objects that the code of `scope` (not its nested functions) runs, calls a method of, or
+    passes to a call, outside gradient-free blocks: `model(x)`, `model.loss(x)`, `step(model)`."""
+    home = scope if isinstance(scope, (cst.FunctionDef, cst.Module)) else idx.scope(scope)
+    found: list[cst.BaseExpression] = []
+    for call in idx.within(scope, cst.Call):
+        if idx.scope(call) is not home or in_grad_free_block(idx, call, imps):
+            continue
+        module = called_module(call)
+        if module is not None:
+            found.append(module)
+        elif isinstance(call.func, cst.Attribute) and call.func.attr.value not in MODULE_UTILITY_METHODS:
+            found.append(call.func.value)
+        found.extend(arg.value for arg in call.args if isinstance(arg.value, (cst.Name, cst.Attribute)))
+    return found
+
+
+# Functions that wrap an iterable without changing what it yields.
+ITERABLE_WRAPPERS = frozenset("enumerate tqdm iter islice zip progress_bar track cycle".split())
+
+
+def unwrap_iterable(expr: cst.BaseExpression, depth: int = 0) -> cst.BaseExpression:
+    """`loader` for `enumerate(tqdm(loader))`."""
+    while isinstance(expr, cst.Call) and callee_name(expr) in ITERABLE_WRAPPERS and expr.args and depth < 4:
+        expr = expr.args[0].value
+        depth += 1
+    return expr
+
+
+def insert_statement(body: cst.BaseSuite, position: int, code: str) -> tuple[cst.CSTNode, cst.CSTNode] | None:
+    """A replacement that inserts the statement `code` before `body.body[position]` (at the end
+    when `position` is the length). None for one-line suites, which a fix leaves alone."""
+    if not isinstance(body, cst.IndentedBlock):
+        return None
+    statements = list(body.body)
+    statements.insert(position, cst.parse_statement(code))
+    return body, body.with_changes(body=statements)

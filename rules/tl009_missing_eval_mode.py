@@ -1,0 +1,845 @@
+from __future__ import annotations
+
+import builtins
+import re
+from typing import Iterator
+
+import libcst as cst
+
+from torchlint.finding import Severity
+from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
+from torchlint.rules import _analysis as an
+
+# Packages whose base classes run evaluation hooks in the right mode (Lightning, HF Trainer).
+FRAMEWORKS = frozenset(
+    "lightning pytorch_lightning transformers ignite composer fastai catalyst mmengine mmcv detectron2".split()
+)
+# Called objects that are not networks: losses, metrics and the like.
+NOT_MODEL_WORDS = frozenset(
+    """loss losses criterion crit metric metrics acc accuracy score fn func function optimizer opt
+    scheduler scaler tokenizer processor transform transforms augment logger writer print""".split()
+)
+BUILTINS = frozenset(dir(builtins))
+EVAL_DATA_WORDS = frozenset("val valid validation test testing eval evaluation dev".split())
+TEST_FILE = re.compile(r"(^|[/\\])(test_[^/\\]*|[^/\\]*_test)\.py$|(^|[/\\])(tests?|testing)[/\\]")
+MAX_CALLER_DEPTH = 3
+
+
+class MissingEvalMode(Rule):
+    """
+    ## What it does
+    Finds evaluation functions (named like `evaluate`, `validate`, `val_epoch`, `test`,
+    `eval_*` or `inference`) that run a model under `torch.no_grad()` /
+    `torch.inference_mode()` (or are decorated with them) without ever putting it in
+    evaluation mode, while the same file trains that model and no caller of the function
+    calls `model.eval()` before it. Also finds the same evaluation written inline: a
+    gradient-free loop over validation or test data inside a training loop that never calls
+    `model.eval()`. The finding points at the function (or the evaluation block), where
+    `model.eval()` belongs.
+
+    ## Why is this bad?
+    `no_grad()` only turns off gradient tracking; it does not change how layers behave.
+    Without `model.eval()`, dropout still drops activations at random and batch-norm
+    normalizes with the statistics of the evaluation batch (and updates its running
+    statistics with evaluation data). Validation scores come out noisy and too low, depend
+    on the batch size, and the model selected on them is not the best one.
+
+    ## Example
+    ```python
+    def evaluate(model, loader):
+        correct = 0
+        with torch.no_grad():
+            for x, y in loader:
+                correct += (model(x).argmax(1) == y).sum().item()
+        return correct / len(loader.dataset)
+    ```
+
+    ## Use instead
+    ```python
+    def evaluate(model, loader):
+        model.eval()
+        correct = 0
+        with torch.no_grad():
+            for x, y in loader:
+                correct += (model(x).argmax(1) == y).sum().item()
+        return correct / len(loader.dataset)
+    ```
+    and call `model.train()` again before the next training step.
+
+    Not reported: a caller that calls `model.eval()` before calling the function, methods
+    of Lightning modules and Hugging Face trainers (the framework switches modes), and
+    models the function builds or loads itself.
+
+    ## Fix safety
+    The fix inserts `model.eval()` at the start of the function. It is unsafe: if the
+    training loop relies on the model still being in train mode after the evaluation (it
+    never calls `model.train()`), the fix makes the training run in eval mode; check that
+    the loop calls `model.train()` before training resumes.
+
+    ## References
+    - https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.eval
+    - https://pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation
+    """
+
+    CODE = "TL009"
+    NAME = "missing-eval-mode"
+    SUMMARY = "Evaluation under no_grad runs a trained model that is never put in eval mode"
+    SEVERITY = Severity.WARNING
+    TRIGGERS = (
+        ("grad", "Grad", "GRAD", "nference", "NFERENCE"),
+        ("backward",),
+        (".step(",),
+        ("val", "Val", "VAL", "test", "Test", "TEST", "nference", "NFERENCE"),
+    )
+
+    VALID = [
+        # An inline evaluation loop after model.eval().
+        """
+        for epoch in range(epochs):
+            model.train()
+            for x, y in train_loader:
+                optimizer.zero_grad()
+                loss_fn(model(x), y).backward()
+                optimizer.step()
+            model.eval()
+            with torch.no_grad():
+                for x, y in val_loader:
+                    val_loss += loss_fn(model(x), y).item()
+        """,
+        # Training-set statistics under no_grad, over training data: not an evaluation pass.
+        """
+        for epoch in range(epochs):
+            for x, y in train_loader:
+                optimizer.zero_grad()
+                loss_fn(model(x), y).backward()
+                optimizer.step()
+            with torch.no_grad():
+                for v in values:
+                    stats.append(model(v))
+        """,
+        # The function puts the model in eval mode.
+        """
+        def evaluate(model, loader):
+            model.eval()
+            with torch.no_grad():
+                return [model(x) for x in loader]
+
+        for epoch in range(epochs):
+            model.train()
+            for x, y in loader:
+                optimizer.zero_grad()
+                loss_fn(model(x), y).backward()
+                optimizer.step()
+            evaluate(model, val_loader)
+        """,
+        # The caller puts the model in eval mode before calling it.
+        """
+        @torch.no_grad()
+        def validate(model, loader):
+            return sum(loss_fn(model(x), y).item() for x, y in loader)
+
+        def main():
+            for epoch in range(epochs):
+                model.train()
+                for x, y in loader:
+                    optimizer.zero_grad()
+                    loss_fn(model(x), y).backward()
+                    optimizer.step()
+                model.eval()
+                validate(model, val_loader)
+        """,
+        # train(False) in the function, through a helper of the same module.
+        """
+        def set_mode(model, training):
+            model.train(training)
+
+        def test(model, loader):
+            set_mode(model, False)
+            with torch.inference_mode():
+                return [model(x) for x in loader]
+
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+        test(model, test_loader)
+        """,
+        # Not under no_grad: not the evaluation pass this rule is about.
+        """
+        def validate(model, loader):
+            return [model(x) for x in loader]
+
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+        validate(model, val_loader)
+        """,
+        # The file never trains the model (an inference script).
+        """
+        model = load_model("ckpt.pt")
+
+        def inference(model, images):
+            with torch.no_grad():
+                return model(images)
+
+        print(inference(model, batch))
+        """,
+        # Lightning runs validation hooks in eval mode.
+        """
+        import lightning as L
+
+        class LitModel(L.LightningModule):
+            def validation_step(self, batch, batch_idx):
+                with torch.no_grad():
+                    return self.net(batch)
+
+            def training_step(self, batch, batch_idx):
+                loss = self.net(batch).mean()
+                loss.backward()
+                self.optimizers().step()
+                return loss
+        """,
+        # The function builds its own fresh model to check shapes.
+        """
+        def test_forward():
+            model = Net()
+            with torch.no_grad():
+                assert model(torch.zeros(1, 3)).shape == (1, 10)
+
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+        test_forward()
+        """,
+        # An evaluation function nobody in this file calls: its caller decides the mode.
+        """
+        def evaluate(model, loader):
+            with torch.no_grad():
+                return [model(x) for x in loader]
+
+        def train(model, loader, optimizer):
+            for x, y in loader:
+                optimizer.zero_grad()
+                loss_fn(model(x), y).backward()
+                optimizer.step()
+        """,
+        # A metric helper under no_grad is not a model.
+        """
+        def val_accuracy(logits, labels):
+            with torch.no_grad():
+                return (logits.argmax(-1) == labels).float().mean()
+
+        for x, y in loader:
+            optimizer.zero_grad()
+            out = model(x)
+            loss_fn(out, y).backward()
+            optimizer.step()
+            acc = val_accuracy(out, y)
+        """,
+        # The caller of the caller puts the model in eval mode.
+        """
+        @torch.no_grad()
+        def evaluate_batch(model, batch):
+            return model(batch)
+
+        def run_eval(model, loader):
+            return [evaluate_batch(model, b) for b in loader]
+
+        def main():
+            for x, y in loader:
+                optimizer.zero_grad()
+                loss_fn(model(x), y).backward()
+                optimizer.step()
+            model.eval()
+            run_eval(model, val_loader)
+        """,
+        # The caller puts the model in eval mode right before the call, at module level.
+        """
+        def test(model, loader):
+            with torch.no_grad():
+                return [model(x) for x in loader]
+
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+        model.eval()
+        print(test(model, test_loader))
+        """,
+        # A method of the model itself (the caller owns the mode).
+        """
+        class Net(nn.Module):
+            def inference(self, x):
+                with torch.no_grad():
+                    return self(x)
+
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss_fn(net(x), y).backward()
+            optimizer.step()
+        """,
+    ]
+
+    INVALID = [
+        # An evaluation loop written inside the epoch loop.
+        Example(
+            """
+            for epoch in range(epochs):
+                model.train()
+                for x, y in train_loader:
+                    optimizer.zero_grad()
+                    loss_fn(model(x), y).backward()
+                    optimizer.step()
+                val_loss = 0.0
+                with torch.no_grad():  # expect: TL009
+                    for x, y in val_loader:
+                        val_loss += loss_fn(model(x), y).item()
+            """,
+            fixed="""
+            for epoch in range(epochs):
+                model.train()
+                for x, y in train_loader:
+                    optimizer.zero_grad()
+                    loss_fn(model(x), y).backward()
+                    optimizer.step()
+                val_loss = 0.0
+                model.eval()
+                with torch.no_grad():  # expect: TL009
+                    for x, y in val_loader:
+                        val_loss += loss_fn(model(x), y).item()
+            """,
+        ),
+        Example(
+            """
+            def evaluate(model, loader):  # expect: TL009
+                correct = 0
+                with torch.no_grad():
+                    for x, y in loader:
+                        correct += (model(x).argmax(1) == y).sum().item()
+                return correct / len(loader.dataset)
+
+            for epoch in range(epochs):
+                model.train()
+                for x, y in train_loader:
+                    optimizer.zero_grad()
+                    loss_fn(model(x), y).backward()
+                    optimizer.step()
+                acc = evaluate(model, val_loader)
+            """,
+            fixed="""
+            def evaluate(model, loader):  # expect: TL009
+                model.eval()
+                correct = 0
+                with torch.no_grad():
+                    for x, y in loader:
+                        correct += (model(x).argmax(1) == y).sum().item()
+                return correct / len(loader.dataset)
+
+            for epoch in range(epochs):
+                model.train()
+                for x, y in train_loader:
+                    optimizer.zero_grad()
+                    loss_fn(model(x), y).backward()
+                    optimizer.step()
+                acc = evaluate(model, val_loader)
+            """,
+        ),
+        # Decorated with no_grad, with a docstring; the fix goes after it.
+        Example(
+            '''
+            @torch.no_grad()
+            def validate(net, loader):  # expect: TL009
+                """Mean validation loss."""
+                losses = [criterion(net(x), y).item() for x, y in loader]
+                return sum(losses) / len(losses)
+
+            def main():
+                for epoch in range(10):
+                    net.train()
+                    for x, y in loader:
+                        opt.zero_grad()
+                        criterion(net(x), y).backward()
+                        opt.step()
+                    print(validate(net, val_loader))
+            ''',
+            fixed='''
+            @torch.no_grad()
+            def validate(net, loader):  # expect: TL009
+                """Mean validation loss."""
+                net.eval()
+                losses = [criterion(net(x), y).item() for x, y in loader]
+                return sum(losses) / len(losses)
+
+            def main():
+                for epoch in range(10):
+                    net.train()
+                    for x, y in loader:
+                        opt.zero_grad()
+                        criterion(net(x), y).backward()
+                        opt.step()
+                    print(validate(net, val_loader))
+            ''',
+        ),
+        # inference_mode and an aliased import.
+        """
+        import torch as T
+
+        def test(model, loader):  # expect: TL009
+            with T.inference_mode():
+                return [model(x) for x, _ in loader]
+
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            T.nn.functional.cross_entropy(model(x), y).backward()
+            optimizer.step()
+        test(model, test_loader)
+        """,
+        # from torch import no_grad; the model under another name at the call site.
+        """
+        from torch import no_grad
+
+        def run_validation(model, batches):  # expect: TL009
+            with no_grad():
+                outs = [model(b) for b in batches]
+            return outs
+
+        for epoch in range(3):
+            for x, y in loader:
+                optimizer.zero_grad()
+                criterion(classifier(x), y).backward()
+                optimizer.step()
+            run_validation(classifier, val_batches)
+        """,
+        # A method of a trainer class; model reached through self.
+        """
+        class Trainer:
+            def train_epoch(self):
+                self.model.train()
+                for x, y in self.loader:
+                    self.optimizer.zero_grad()
+                    self.loss_fn(self.model(x), y).backward()
+                    self.optimizer.step()
+
+            @torch.no_grad()
+            def validate(self):  # expect: TL009
+                return [self.model(x) for x, _ in self.val_loader]
+
+            def fit(self):
+                for epoch in range(self.epochs):
+                    self.train_epoch()
+                    self.validate()
+        """,
+        # The caller does not put the model in eval mode either (it only calls train()).
+        """
+        def eval_epoch(model, loader, device):  # expect: TL009
+            total = 0.0
+            with torch.no_grad():
+                for batch in loader:
+                    batch = {k: v.to(device) for k, v in batch.items()}
+                    total += model(**batch).loss.item()
+            return total
+
+        def main():
+            for epoch in range(epochs):
+                model.train()
+                for batch in train_loader:
+                    loss = model(**batch).loss
+                    loss.backward()
+                    optimizer.step()
+                    optimizer.zero_grad()
+                eval_epoch(model, val_loader, device)
+        """,
+        # The model runs through a forward helper shared with training (pytorch-3dunet #53).
+        """
+        class UNet3DTrainer:
+            def train(self, train_loader):
+                self.model.train()
+                for i, (input, target) in enumerate(train_loader):
+                    output, loss = self._forward_pass(input, target)
+                    self.optimizer.zero_grad()
+                    loss.backward()
+                    self.optimizer.step()
+                    if i % self.validate_after_iters == 0:
+                        self.validate(self.loaders["val"])
+
+            def validate(self, val_loader):  # expect: TL009
+                try:
+                    with torch.no_grad():
+                        for input, target in val_loader:
+                            output, loss = self._forward_pass(input, target)
+                finally:
+                    self.model.train()
+
+            def _forward_pass(self, input, target):
+                output = self.model(input)
+                return output, self.loss_criterion(output, target)
+        """,
+        # An eval() only after the call (for saving) does not help the evaluation before it.
+        """
+        def test(model, loader):  # expect: TL009
+            with torch.no_grad():
+                return [model(x) for x in loader]
+
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+        print(test(model, test_loader))
+        model.eval()
+        torch.jit.script(model).save("model.pt")
+        """,
+        # The forward method spelled out.
+        """
+        def inference(model, images):  # expect: TL009
+            with torch.no_grad():
+                return model.forward(images).softmax(-1)
+
+        for images, labels in loader:
+            optimizer.zero_grad()
+            loss_fn(model(images), labels).backward()
+            optimizer.step()
+        predictions = inference(model, test_images)
+        """,
+        # set_grad_enabled(False) as the gradient-free block.
+        """
+        def valid(model, loader):  # expect: TL009
+            with torch.set_grad_enabled(False):
+                return [model(x) for x in loader]
+
+        for epoch in range(epochs):
+            model.train()
+            for x, y in loader:
+                optimizer.zero_grad()
+                loss_fn(model(x), y).backward()
+                optimizer.step()
+            valid(model, val_loader)
+        """,
+        # A nested evaluation closure inside the training function.
+        """
+        def train(model, loader, val_loader, optimizer):
+            @torch.no_grad()
+            def evaluate():  # expect: TL009
+                return sum(loss_fn(model(x), y).item() for x, y in val_loader)
+
+            for epoch in range(10):
+                model.train()
+                for x, y in loader:
+                    optimizer.zero_grad()
+                    loss_fn(model(x), y).backward()
+                    optimizer.step()
+                print(evaluate())
+        """,
+    ]
+
+    def check(self, ctx: FileContext) -> Iterator[Report]:
+        train = an.training(ctx)
+        if not train.backward or not train.steps:
+            return
+        finder = _Finder(ctx, train)
+        if not finder.trained:
+            return
+        test_file = TEST_FILE.search(ctx.filename) is not None
+        for func in finder.funcs.all:
+            if not _evaluation_name(func.name.value, test_file):
+                continue
+            found = finder.unmoded_model_call(func)
+            if found is None or not finder.callers_leave_train_mode(func):
+                continue
+            call, model = found
+            # Reported on the function's name: the function is what needs `model.eval()`.
+            yield self.report(func.name, finder.message(func, call, model), finder.fix(func, model))
+        reported: set[int] = set()
+        for loop, call in finder.inline_evaluations():
+            evaluation = finder.evaluation_statement(loop)
+            if id(evaluation) not in reported:  # a validation loop inside nested training loops
+                reported.add(id(evaluation))
+                yield self.report(evaluation, finder.inline_message(loop, call), finder.inline_fix(evaluation, call))
+
+
+def _evaluation_name(name: str, test_file: bool) -> bool:
+    """Named like an evaluation; in test files `test_*` names are tests, not test passes."""
+    tokens = set(an.name_tokens(name))
+    if test_file:
+        tokens -= {"test", "testing"}
+    return an.name_says_evaluation("_".join(tokens))
+
+
+class _Finder:
+    def __init__(self, ctx: FileContext, train: an.Training) -> None:
+        self.ctx = ctx
+        self.idx = an.index(ctx)
+        self.imps = an.imports(ctx)
+        self.funcs = an.functions(ctx)
+        self.train = train
+        self.eval_calls = [m.call for m in an.mode_calls(ctx) if m.mode in ("eval", "either")]
+        self.trained = self._trained_keys()
+        self._sets_eval: dict[int, bool] = {}
+
+    def _trained_keys(self) -> set[str]:
+        """What training loops run with gradients, in their own body or the helpers they call."""
+        keys: set[str | None] = set()
+        for loop in self.idx.nodes(cst.For, cst.While):
+            body = loop.body
+            if not (
+                self.train.events_in(self.train.backward, body, self.funcs)
+                and self.train.events_in(self.train.steps, body, self.funcs)
+            ):
+                continue
+            roots: list[cst.CSTNode] = [body]
+            roots.extend(
+                f
+                for f in self.funcs.reachable(body)
+                if isinstance(f, cst.FunctionDef)
+                and not an.name_says_evaluation(f.name.value)
+                and not an.grad_free_decorated(f, self.imps)
+            )
+            for root in roots:
+                keys.update(an.model_key(e) for e in an.runs_with_gradients(self.idx, self.imps, root))
+        keys.discard(None)
+        keys.discard("self")
+        return keys  # type: ignore[return-value]
+
+    # -- the evaluation function ------------------------------------------------------------
+
+    def unmoded_model_call(self, func: cst.FunctionDef) -> tuple[cst.Call, cst.BaseExpression] | None:
+        """The first trained model that `func` runs without gradients (itself, or through a local
+        helper such as `self._forward_pass(x)`) and never puts in eval mode: the call in `func`
+        and the model as `func` spells it."""
+        if self._framework_hook(func) or self.train.events_in(self.train.backward, func, self.funcs):
+            return None
+        if self._reaches_eval(func):
+            return None
+        decorated = an.grad_free_decorated(func, self.imps)
+        local = {an.model_key(t.target) for a in self.idx.within(func, cst.Assign) for t in a.targets}
+        for call in self.idx.within(func, cst.Call):
+            if self.idx.scope(call) is not func and not _in_lambda_of(self.idx, call, func):
+                continue
+            if not (decorated or an.in_grad_free_block(self.idx, call, self.imps, stop_at_function=False)):
+                continue
+            for model in self._models_run_by(call):
+                key = an.model_key(model)
+                if key is None or not _looks_like_model(key) or key in local:
+                    continue
+                if self._is_trained(key, model, func):
+                    return call, model
+        return None
+
+    def _models_run_by(self, call: cst.Call) -> list[cst.BaseExpression]:
+        """`model` for `model(x)`; for a local helper `forward_step(model, x)`, the modules the
+        helper runs, spelled as the caller spells them."""
+        helpers = self.funcs.resolve(call)
+        if not helpers:
+            model = an.called_module(call)
+            return [] if model is None or self.imps.is_imported(model) else [model]
+        found: list[cst.BaseExpression] = []
+        for helper in helpers:
+            if an.name_says_evaluation(helper.name.value):
+                continue  # judged on its own
+            params = an.parameter_names(helper)
+            assigned = _assigned_names(self.idx, helper)
+            bound = an.bind_arguments(self.funcs, helper, call)
+            for inner in self.idx.within(helper, cst.Call):
+                model = an.called_module(inner) if self.idx.scope(inner) is helper else None
+                if model is None or self.funcs.resolve(inner) or self.imps.is_imported(model):
+                    continue
+                if isinstance(model, cst.Name) and model.value in params:
+                    if model.value in bound:
+                        found.append(bound[model.value])
+                elif not isinstance(model, cst.Name) or model.value not in assigned:
+                    found.append(model)
+        return found
+
+    def _framework_hook(self, func: cst.FunctionDef) -> bool:
+        """A method of a framework class (or of the network itself): the framework or the
+        code that owns the network decides its mode."""
+        cls = self.funcs.enclosing_class(func)
+        if cls is None:
+            return False
+        for base in cls.bases:
+            qualified = self.imps.qualify(base.value) or ""
+            short = qualified.rsplit(".", 1)[-1]
+            if qualified.split(".")[0] in FRAMEWORKS or "Lightning" in short:
+                return True
+            if short == "Module" and (qualified.startswith("torch") or qualified == "nn.Module"):
+                return True
+        return False
+
+    def _is_trained(self, key: str, model: cst.BaseExpression, func: cst.FunctionDef) -> bool:
+        if key in self.trained:
+            return True
+        if not (isinstance(model, cst.Name) and model.value in an.parameter_names(func)):
+            return False
+        for site in self.funcs.call_sites(func):
+            bound = an.bind_arguments(self.funcs, func, site).get(model.value)
+            if bound is not None and an.model_key(bound) in self.trained:
+                return True
+        return False
+
+    def _reaches_eval(self, scope: cst.CSTNode, depth: int = 0) -> bool:
+        """`scope`'s own code, or a local function it calls, switches some module to eval mode."""
+        key = id(scope)
+        if key in self._sets_eval:
+            return self._sets_eval[key]
+        self._sets_eval[key] = False  # recursion guard
+        own = scope if isinstance(scope, (cst.FunctionDef, cst.Module)) else self.idx.scope(scope)
+        found = any(self.idx.contains(scope, c) and self.idx.scope(c) is own for c in self.eval_calls)
+        if not found and depth < 4:
+            for call in self.idx.within(scope, cst.Call):
+                if self.idx.scope(call) is own and any(self._reaches_eval(f, depth + 1) for f in self.funcs.resolve(call)):
+                    found = True
+                    break
+        self._sets_eval[key] = found
+        return found
+
+    def _eval_before(self, site: cst.Call, caller: cst.CSTNode) -> bool:
+        """The caller switches some module to eval mode before `site`: earlier in its code, or
+        anywhere in a loop that also runs `site` (a previous iteration)."""
+        loops = {id(loop) for loop in an.enclosing_loops(self.idx, site)}
+        for call in self.idx.within(caller, cst.Call):
+            if self.idx.scope(call) is not caller or call is site:
+                continue
+            switches = any(call is c for c in self.eval_calls) or any(
+                self._reaches_eval(f) for f in self.funcs.resolve(call)
+            )
+            if switches and (
+                self.idx.order(call) < self.idx.order(site)
+                or any(id(loop) in loops for loop in an.enclosing_loops(self.idx, call))
+            ):
+                return True
+        return False
+
+    def callers_leave_train_mode(self, func: cst.FunctionDef, depth: int = 0) -> bool:
+        """Every caller (and, for evaluation helpers, their callers) runs it without an eval call.
+        A function that nothing in the file calls has an unknown caller: not reported."""
+        sites = self.funcs.call_sites(func)
+        if not sites:
+            return depth > 0
+        for site in sites:
+            caller = self.idx.scope(site)
+            if self._eval_before(site, caller):
+                return False
+            if isinstance(caller, cst.FunctionDef) and depth < MAX_CALLER_DEPTH and caller is not func:
+                if not self.callers_leave_train_mode(caller, depth + 1):
+                    return False
+        return True
+
+    # -- an evaluation loop written inside the training loop --------------------------------
+
+    def inline_evaluations(self) -> Iterator[tuple[cst.For, cst.Call]]:
+        """A gradient-free loop over validation or test data, inside a training loop that never
+        switches to eval mode: `for x, y in val_loader: model(x)` under `torch.no_grad()`."""
+        for loop in self.idx.nodes(cst.For, cst.While):
+            body = loop.body
+            if not (
+                self.train.events_in(self.train.backward, body, self.funcs)
+                and self.train.events_in(self.train.steps, body, self.funcs)
+            ):
+                continue
+            if self._reaches_eval(body):
+                continue
+            scope = self.idx.scope(loop)
+            for inner in self.idx.within(body, cst.For):
+                if self.idx.scope(inner) is not scope or not _evaluation_data(inner.iter):
+                    continue
+                call = self._unmoded_call_in(inner, scope)
+                if call is not None:
+                    yield inner, call
+
+    def _unmoded_call_in(self, loop: cst.For, scope: cst.CSTNode) -> cst.Call | None:
+        for call in self.idx.within(loop.body, cst.Call):
+            if self.idx.scope(call) is not scope or not an.in_grad_free_block(self.idx, call, self.imps):
+                continue
+            model = an.called_module(call)
+            key = an.model_key(model)
+            if model is None or key is None or self.funcs.resolve(call) or self.imps.is_imported(model):
+                continue
+            if _looks_like_model(key) and key in self.trained:
+                return call
+        return None
+
+    def inline_message(self, loop: cst.For, call: cst.Call) -> str:
+        model = self.ctx.module.code_for_node(an.called_module(call))  # type: ignore[arg-type]
+        data = self.ctx.module.code_for_node(an.unwrap_iterable(loop.iter))
+        return (
+            f"the evaluation over `{data}` runs `{model}` without gradients but `{model}` is never put in "
+            f"eval mode in this training loop: dropout stays active and batch-norm uses batch statistics; "
+            f"call `{model}.eval()` before the evaluation and `{model}.train()` before training resumes"
+        )
+
+    def evaluation_statement(self, loop: cst.For) -> cst.CSTNode:
+        """The evaluation pass as a statement: the `with torch.no_grad():` around the loop, if any."""
+        statement: cst.CSTNode = loop
+        for ancestor in self.idx.ancestors(loop):
+            if isinstance(ancestor, (cst.For, cst.While, cst.FunctionDef)):
+                break
+            if isinstance(ancestor, cst.With) and any(an.is_grad_free_call(i.item, self.imps) for i in ancestor.items):
+                statement = ancestor
+        return statement
+
+    def inline_fix(self, statement: cst.CSTNode, call: cst.Call) -> FixSpec | None:
+        model = an.dotted(an.called_module(call))  # type: ignore[arg-type]
+        block = self.idx.parent(statement)
+        if model is None or not isinstance(block, cst.IndentedBlock):
+            return None
+        replacement = an.insert_statement(block, list(block.body).index(statement), f"{model}.eval()")  # type: ignore[arg-type]
+        if replacement is None:
+            return None
+        return FixSpec(f"call `{model}.eval()` before the evaluation loop", (replacement,), safe=False)
+
+    # -- reporting ---------------------------------------------------------------------------
+
+    def message(self, func: cst.FunctionDef, call: cst.Call, model_expr: cst.BaseExpression) -> str:
+        code = self.ctx.module.code_for_node
+        model = code(model_expr)
+        through = "" if an.called_module(call) is model_expr else f" (through `{code(call.func)}()`)"
+        name = func.name.value
+        return (
+            f"`{name}()` runs `{model}`{through} without gradients but never calls `{model}.eval()`, and no "
+            f"caller does: dropout stays active and batch-norm uses batch statistics during evaluation; call "
+            f"`{model}.eval()` at the start of `{name}()` (and `{model}.train()` before training resumes)"
+        )
+
+    def fix(self, func: cst.FunctionDef, model_expr: cst.BaseExpression) -> FixSpec | None:
+        model = an.dotted(model_expr)
+        if model is None:
+            return None
+        replacement = an.insert_statement(func.body, _first_statement_position(func.body), f"{model}.eval()")
+        if replacement is None:
+            return None
+        return FixSpec(f"call `{model}.eval()` at the start of `{func.name.value}()`", (replacement,), safe=False)
+
+
+def _first_statement_position(body: cst.BaseSuite) -> int:
+    """Where code starts in a block: after a docstring, if any."""
+    statements = body.body if isinstance(body, cst.IndentedBlock) else ()
+    if statements and isinstance(statements[0], cst.SimpleStatementLine):
+        first_small = statements[0].body[0] if statements[0].body else None
+        if isinstance(first_small, cst.Expr) and isinstance(first_small.value, (cst.SimpleString, cst.ConcatenatedString)):
+            return 1
+    return 0
+
+
+def _evaluation_data(iterable: cst.BaseExpression) -> bool:
+    """`val_loader`, `enumerate(tqdm(test_dl))`, `self.valid_loader`, `eval_dataloader`."""
+    name = an.last_name(an.unwrap_iterable(iterable)) or ""
+    if EVAL_DATA_WORDS.intersection(an.name_tokens(name)):
+        return True
+    lowered = name.lower()  # `valloader`, `testset`
+    return lowered.startswith(("val", "test", "eval")) and any(w in lowered for w in ("loader", "data", "set", "batch"))
+
+
+def _looks_like_model(key: str) -> bool:
+    return key != "self" and key not in BUILTINS and not NOT_MODEL_WORDS.intersection(an.name_tokens(key))
+
+
+def _assigned_names(idx: an.Index, func: cst.FunctionDef) -> set[str]:
+    return {
+        t.target.value for a in idx.within(func, cst.Assign) for t in a.targets if isinstance(t.target, cst.Name)
+    }
+
+
+def _in_lambda_of(idx: an.Index, call: cst.Call, func: cst.FunctionDef) -> bool:
+    scope = idx.scope(call)
+    return isinstance(scope, cst.Lambda) and idx.scope(scope) is func

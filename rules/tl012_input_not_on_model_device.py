@@ -1,0 +1,674 @@
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+import libcst as cst
+
+from torchlint.rule import FileContext, Report, Rule
+from torchlint.rules import _analysis as an
+
+# Frameworks and wrappers that place inputs on the model's device themselves:
+# (Distributed)DataParallel with device ids, Accelerate, Lightning/Fabric, DeepSpeed, HF device maps.
+PLACES_INPUTS = re.compile(
+    r"DataParallel|accelerat|Accelerat|[Ff]abric|lightning|deepspeed|device_map|dispatch_model|"
+    r"set_default_device|set_default_tensor_type|torch_xla"
+)
+DEVICE_WORDS = frozenset("device devices dev gpu gpus cuda rank".split())
+LOADER_WORDS = frozenset("dl dls".split())
+# Tensor methods that keep a tensor where it is.
+STAYS_PUT = frozenset(
+    """float double half long int bool byte view reshape unsqueeze squeeze permute transpose flatten
+    contiguous clone detach t expand repeat narrow select unbind split chunk squeeze_ unsqueeze_""".split()
+)
+# Hooks where a dataset or collate function may move the data itself.
+DATA_HOOKS = re.compile(r"__getitem__|__getitems__|__iter__|__next__|collate|get_batch")
+# Collate functions known to return CPU tensors.
+KNOWN_COLLATORS = re.compile(r"(?i)datacollator|data_collator|default_collate|pad_sequence")
+MAX_DEPTH = 3
+
+
+class InputNotOnModelDevice(Rule):
+    """
+    ## What it does
+    Finds a model moved to an accelerator (`model.cuda()`, `model.to(device)`) that is
+    then called, in a training or evaluation loop over a data loader, on a batch taken
+    straight from the loader that is never moved to a device: no `x.to(device)`,
+    `x.cuda()`, `to_device(batch)` or `{k: v.to(device) ...}` anywhere in the loop.
+
+    ## Why is this bad?
+    A `DataLoader` yields CPU tensors. The first forward pass of a CUDA model on them fails
+    with `RuntimeError: Expected all tensors to be on the same device` (or `Input type
+    (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same`). The
+    script often works on a CPU-only laptop, where `device` is `"cpu"`, and breaks on the
+    GPU machine.
+
+    ## Example
+    ```python
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = Net().to(device)
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+    ```
+
+    ## Use instead
+    ```python
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = Net().to(device)
+    for x, y in train_loader:
+        x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+    ```
+
+    Not reported: data that a dataset, collate function or the model's own `forward` in the
+    same file moves, tensors created on the device, loaders prepared by Accelerate, and
+    `DataParallel` / `DistributedDataParallel` models, which scatter inputs themselves.
+
+    ## Runtime confirmation
+    `torchlint probe` confirms it as TL101 device-mismatch when it runs the script on a
+    machine with a GPU.
+
+    ## References
+    - https://pytorch.org/docs/stable/notes/cuda.html
+    - https://pytorch.org/tutorials/beginner/basics/quickstart_tutorial.html
+    """
+
+    CODE = "TL012"
+    NAME = "input-not-on-model-device"
+    SUMMARY = "Model moved to a GPU is called on loader batches that are never moved"
+    TRIGGERS = ((".cuda(", ".to("), ("oader", "_dl", "dl_", " dl", "(dl", "_DL", "DL_"))
+    CONFIRMED_BY = ("TL101",)
+
+    VALID = [
+        # The batch is moved.
+        """
+        model = Net().to(device)
+        for x, y in train_loader:
+            x, y = x.to(device), y.to(device)
+            loss = loss_fn(model(x), y)
+        """,
+        # A dict batch moved with a comprehension.
+        """
+        model.cuda()
+        for batch in loader:
+            batch = {k: v.cuda(non_blocking=True) for k, v in batch.items()}
+            loss = model(**batch).loss
+        """,
+        # A project helper moves the batch.
+        """
+        model = model.to(device)
+        for batch in val_loader:
+            inputs, labels = prepare_batch(batch, device)
+            outputs = model(inputs)
+        """,
+        # The device is only ever the CPU.
+        """
+        device = torch.device("cpu")
+        model = Net().to(device)
+        for x, y in loader:
+            loss = loss_fn(model(x), y)
+        """,
+        # The dataset already yields GPU tensors.
+        """
+        X = torch.randn(1000, 16, device="cuda")
+        Y = torch.randn(1000, 1, device="cuda")
+        loader = DataLoader(TensorDataset(X, Y), batch_size=32)
+        model = MLP().cuda()
+        for x, y in loader:
+            loss = loss_fn(model(x), y)
+        """,
+        # The dataset class moves each item.
+        """
+        class GPUData(Dataset):
+            def __getitem__(self, i):
+                return self.x[i].to(self.device), self.y[i].to(self.device)
+
+        model = Net().to(device)
+        for x, y in DataLoader(GPUData()):
+            loss = loss_fn(model(x), y)
+        """,
+        # DataParallel scatters CPU inputs to the GPUs.
+        """
+        model = nn.DataParallel(Net()).cuda()
+        for x, y in loader:
+            loss = loss_fn(model(x), y)
+        """,
+        # Accelerate prepares the loader.
+        """
+        model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+        model.to(accelerator.device)
+        for batch in loader:
+            loss = model(**batch).loss
+        """,
+        # The dataset puts all its data on the GPU when it is built.
+        """
+        class CudaDataset(Dataset):
+            def __init__(self, inputs, targets):
+                self.inputs, self.targets = inputs.cuda(), targets.cuda()
+
+            def __getitem__(self, i):
+                return self.inputs[i], self.targets[i]
+
+        model = Net().to(device)
+        train_loader = DataLoader(CudaDataset(inputs, targets), batch_size=32)
+        for x, y in train_loader:
+            out = model(x)
+        """,
+        # The model's forward moves its input.
+        """
+        class Net(nn.Module):
+            def forward(self, x):
+                x = x.to(self.fc.weight.device)
+                return self.fc(x)
+
+        model = Net().to(device)
+        for x, y in loader:
+            out = model(x)
+        """,
+        # `.to(dtype)` is not a device move.
+        """
+        model = Net().to(torch.float16)
+        for x, y in loader:
+            out = model(x.half())
+        """,
+        # The loop iterates something that is not a data loader.
+        """
+        model = Net().cuda()
+        for x in inputs_list:
+            out = model(x)
+        """,
+        # A collate function from another module may move the batch itself.
+        """
+        from utils import collate_to_device
+        model = Net().to(device)
+        loader = DataLoader(dataset, batch_size=16, collate_fn=collate_to_device)
+        for inputs, targets in loader:
+            out = model(inputs)
+        """,
+        # The loader is wrapped on the device by the caller.
+        """
+        def fit(model, train_dl):
+            for xb, yb in train_dl:
+                loss = F.cross_entropy(model(xb), yb)
+
+        net = Net().to(device)
+        fit(net, DeviceDataLoader(DataLoader(train_ds, batch_size=64), device))
+        """,
+        # The model is moved only after the loop.
+        """
+        def main():
+            for x, y in loader:
+                out = model(x)
+            model.cuda()
+        """,
+        # A parameter model of a function nobody calls here: its caller may keep it on the CPU.
+        """
+        def train(model, loader, optimizer):
+            for x, y in loader:
+                loss = loss_fn(model(x), y)
+                loss.backward()
+                optimizer.step()
+
+        net = Net().cuda()
+        """,
+    ]
+
+    INVALID = [
+        """
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = Net().to(device)
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            loss = loss_fn(model(x), y)  # expect: TL012
+            loss.backward()
+            optimizer.step()
+        """,
+        # .cuda() and enumerate/tqdm around the loader.
+        """
+        from tqdm import tqdm
+        net = models.resnet18(num_classes=10).cuda()
+        for i, (images, labels) in enumerate(tqdm(trainloader)):
+            outputs = net(images)  # expect: TL012
+            loss = criterion(outputs, labels)
+        """,
+        # model.to(device) as a statement; evaluation loop.
+        """
+        model.to(device)
+        model.eval()
+        with torch.no_grad():
+            for data, target in test_loader:
+                output = model(data)  # expect: TL012
+                correct += output.argmax(1).eq(target).sum().item()
+        """,
+        # A Hugging Face batch splatted into the model.
+        """
+        model = AutoModelForSequenceClassification.from_pretrained(name)
+        model.to("cuda")
+        train_dataloader = DataLoader(ds, batch_size=8, collate_fn=data_collator)
+        for batch in train_dataloader:
+            outputs = model(**batch)  # expect: TL012
+            outputs.loss.backward()
+        """,
+        # Derived inputs: subscripts and tensor methods.
+        """
+        model = Net().to(args.device)
+        for batch in val_dl:
+            images = batch["image"].float()
+            logits = model(images.unsqueeze(1))  # expect: TL012
+        """,
+        # The model passed to a function that the file calls with a moved model.
+        """
+        def train_epoch(model, loader, optimizer):
+            for x, y in loader:
+                optimizer.zero_grad()
+                loss = F.cross_entropy(model(x), y)  # expect: TL012
+                loss.backward()
+                optimizer.step()
+
+        net = Net().to(device)
+        train_epoch(net, DataLoader(train_set, batch_size=64), optimizer)
+        """,
+        # A class-based trainer; the model moved in __init__.
+        """
+        class Trainer:
+            def __init__(self, model, loader, device):
+                self.model = model.to(device)
+                self.loader = loader
+
+            def train(self):
+                for x, y in self.loader:
+                    loss = self.criterion(self.model(x), y)  # expect: TL012
+                    loss.backward()
+        """,
+        # The loader wrapped in a progress bar held in a variable.
+        """
+        model = UNet().cuda()
+        train_bar = tqdm(train_loader, desc="train")
+        for batch_idx, (image, mask) in enumerate(train_bar):
+            pred = model(image)  # expect: TL012
+            loss = dice_loss(pred, mask)
+        """,
+        # Keyword inputs taken from a dict batch.
+        """
+        model = BertForSequenceClassification.from_pretrained("bert-base-uncased").to(device=device)
+        for batch in tqdm(train_dataloader, desc="Training"):
+            input_ids = batch["input_ids"]
+            attention_mask = batch["attention_mask"]
+            outputs = model(input_ids=input_ids, attention_mask=attention_mask)  # expect: TL012
+            outputs.loss.backward()
+        """,
+        # An evaluation function; the module-level call passes the moved model.
+        """
+        def evaluate(model, loader):
+            model.eval()
+            correct = 0
+            with torch.no_grad():
+                for images, labels in loader:
+                    preds = model(images).argmax(dim=1)  # expect: TL012
+                    correct += (preds == labels).sum().item()
+            return correct
+
+        model = torchvision.models.resnet18(num_classes=10)
+        model = model.cuda()
+        test_loader = torch.utils.data.DataLoader(test_set, batch_size=256)
+        print(evaluate(model, test_loader))
+        """,
+        # The pre-0.4 Variable wrapper does not move anything.
+        """
+        from torch.autograd import Variable
+        cnn = CNN()
+        cnn.cuda()
+        for epoch in range(num_epochs):
+            for i, (images, labels) in enumerate(train_loader):
+                images = Variable(images)
+                labels = Variable(labels)
+                optimizer.zero_grad()
+                outputs = cnn(images)  # expect: TL012
+                loss = criterion(outputs, labels)
+        """,
+        # The device literal on the model, forward() spelled out.
+        """
+        model = Net().to("cuda:0")
+        loader = DataLoader(dataset, batch_size=32, shuffle=True)
+        for inputs, targets in loader:
+            preds = model.forward(inputs)  # expect: TL012
+        """,
+    ]
+
+    def check(self, ctx: FileContext) -> Iterator[Report]:
+        if PLACES_INPUTS.search(ctx.source):
+            return
+        finder = _Finder(ctx)
+        if not finder.moves or finder.data_moved_by_hooks():
+            return
+        for loop in finder.idx.nodes(cst.For):
+            found = finder.unmoved_call(loop)
+            if found is not None:
+                call, move, inputs = found
+                yield self.report(call, finder.message(call, move, inputs, loop))
+
+
+class _Finder:
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.idx = an.index(ctx)
+        self.imps = an.imports(ctx)
+        self.funcs = an.functions(ctx)
+        self._assigned: dict[str, list[cst.BaseExpression]] | None = None
+        self._prepared: dict[tuple[int, int], bool] = {}
+        self.moves = self._model_moves()
+
+    # -- where models go ---------------------------------------------------------------------
+
+    def _model_moves(self) -> dict[str, list[cst.Call]]:
+        """Model name -> the calls that move it to an accelerator (`model.to(device)`,
+        `model = Net().cuda()`)."""
+        moves: dict[str, list[cst.Call]] = {}
+        for call in self.idx.nodes(cst.Call):
+            if not self._moves_to_accelerator(call):
+                continue
+            parent = self.idx.parent(call)
+            if isinstance(parent, cst.Expr):
+                key = an.model_key(an.receiver(call))
+                keys = [key] if key else []
+            elif isinstance(parent, cst.Assign):
+                keys = [k for t in parent.targets if (k := an.model_key(t.target))]
+            else:
+                keys = []
+            for key in keys:
+                moves.setdefault(key, []).append(call)
+        return moves
+
+    def _moves_to_accelerator(self, call: cst.Call) -> bool:
+        method = an.method_name(call)
+        if method == "cuda":
+            return True
+        if method != "to":
+            return False
+        arg = an.keyword(call, "device") or next(iter(an.positional(call)), None)
+        return arg is not None and self._accelerator(arg.value)
+
+    def _accelerator(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        """A device expression that is (or may be) an accelerator; dtypes and tensors are not."""
+        if isinstance(expr, (cst.SimpleString, cst.FormattedString)):
+            return "cpu" not in self.ctx.module.code_for_node(expr)
+        if isinstance(expr, cst.Call):
+            name = self.imps.callee(expr) or ""
+            if name.rsplit(".", 1)[-1] != "device":
+                return False
+            args = an.positional(expr)
+            return not args or self._accelerator(args[0].value, depth + 1)
+        if isinstance(expr, cst.IfExp):
+            return self._accelerator(expr.body, depth + 1) or self._accelerator(expr.orelse, depth + 1)
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            if (self.imps.qualify(expr) or "").startswith("torch."):
+                return False
+            if not DEVICE_WORDS.intersection(an.name_tokens(an.last_name(expr) or "")):
+                return False
+            if isinstance(expr, cst.Name) and depth < MAX_DEPTH:
+                values = self.assigned(expr.value)
+                return not values or any(self._accelerator(v, depth + 1) for v in values)
+            return True
+        return False
+
+    def assigned(self, name: str) -> list[cst.BaseExpression]:
+        """Values assigned to `name` (a plain name or `self.attr`) anywhere in the module."""
+        if self._assigned is None:
+            table: dict[str, list[cst.BaseExpression]] = {}
+            for assign in self.idx.nodes(cst.Assign):
+                for target in assign.targets:
+                    for element in _target_elements(target.target):
+                        dotted = an.dotted(element)
+                        if dotted:
+                            table.setdefault(dotted, []).append(assign.value)
+            self._assigned = table
+        return self._assigned.get(name, [])
+
+    # -- data that something else moves ---------------------------------------------------------
+
+    def data_moved_by_hooks(self) -> bool:
+        """A dataset, collate function, batch getter or model forward of this file moves data."""
+        for func in self.funcs.all:
+            if func.name.value == "forward":
+                if self._moves_parameter(func):
+                    return True
+            elif DATA_HOOKS.search(func.name.value):
+                # A dataset or loader class that moves its data anywhere (in `__init__` too).
+                owner = self.funcs.enclosing_class(func)
+                if self._moves_in(owner if owner is not None and func.name.value.startswith("__") else func):
+                    return True
+        for arg in self.idx.nodes(cst.Arg):
+            if arg.keyword is not None and arg.keyword.value == "collate_fn" and isinstance(arg.value, cst.Lambda):
+                if self._moves_in(arg.value):
+                    return True
+        return False
+
+    def _moves_parameter(self, func: cst.FunctionDef) -> bool:
+        """`forward(self, x)` that calls `x.to(...)` / `x.cuda()`: the model moves its own inputs."""
+        params = an.parameter_names(func) - {"self"}
+        for call in self.idx.within(func, cst.Call):
+            if an.method_name(call) in ("to", "cuda"):
+                root = an.receiver(call)
+                while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+                    root = root.value if not isinstance(root, cst.Call) else root.func
+                if isinstance(root, cst.Name) and root.value in params:
+                    return True
+        return False
+
+    def _moves_in(self, scope: cst.CSTNode) -> bool:
+        return any(self._is_move(call) for call in self.idx.within(scope, cst.Call))
+
+    def _is_move(self, call: cst.Call) -> bool:
+        """Anything that may put data on a device: `.to(...)`, `.cuda()`, `device=`,
+        `non_blocking=`, `to_device(batch)`, `helper(batch, device)`."""
+        if an.method_name(call) in ("to", "cuda", "type"):
+            return True
+        if any(arg.keyword is not None and arg.keyword.value in ("device", "non_blocking") for arg in call.args):
+            return True
+        if DEVICE_WORDS.intersection(an.name_tokens(an.callee_name(call) or "")):
+            return True
+        return any(
+            isinstance(arg.value, (cst.Name, cst.Attribute))
+            and DEVICE_WORDS.intersection(an.name_tokens(an.last_name(arg.value) or ""))
+            for arg in call.args
+        )
+
+    def _prepared_on_device(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        """The data behind `expr` was built with a device move (`TensorDataset(x.cuda(), ...)`)."""
+        key = (id(expr), depth)
+        if key not in self._prepared:
+            self._prepared[key] = False  # recursion guard
+            self._prepared[key] = self._compute_prepared(expr, depth)
+        return self._prepared[key]
+
+    def _compute_prepared(self, expr: cst.BaseExpression, depth: int) -> bool:
+        if self._moves_in(expr) or self._unknown_collate(expr):
+            return True
+        if depth >= MAX_DEPTH:
+            return False
+        for name in self.idx.within(expr, cst.Name):
+            parent = self.idx.parent(name)
+            if isinstance(parent, cst.Attribute) and parent.attr is name:
+                continue
+            if isinstance(parent, cst.Attribute) and parent.value is name:
+                dotted = an.dotted(parent)
+                if dotted and any(self._prepared_on_device(v, depth + 1) for v in self.assigned(dotted)):
+                    return True
+            if any(self._prepared_on_device(v, depth + 1) for v in self.assigned(name.value)):
+                return True
+        return False
+
+    # -- the loop --------------------------------------------------------------------------------
+
+    def _unknown_collate(self, expr: cst.BaseExpression) -> bool:
+        """A loader built with a `collate_fn` from elsewhere, which may move the batch itself.
+        Local collate functions were checked in `data_moved_by_hooks`; known padding collators
+        (`DataCollatorWithPadding`, `default_collate`, `pad_sequence`) keep it on the CPU."""
+        for arg in self.idx.within(expr, cst.Arg):
+            if arg.keyword is None or arg.keyword.value != "collate_fn":
+                continue
+            value = arg.value
+            name = an.callee_name(value) if isinstance(value, cst.Call) else an.last_name(value)
+            if isinstance(value, cst.Lambda) or name is None:
+                continue
+            if self.funcs.by_name.get(name) or KNOWN_COLLATORS.search(name):
+                continue
+            if isinstance(value, cst.Name) and any(isinstance(v, cst.Call) for v in self.assigned(name)):
+                if all(KNOWN_COLLATORS.search(an.callee_name(v) or "") for v in self.assigned(name)):  # type: ignore[arg-type]
+                    continue
+            return True
+        return False
+
+    def _iterable_prepared(self, loop: cst.For) -> bool:
+        """The data the loop iterates was built on the device: where it is assigned, or, for a
+        parameter, at the call sites of the function."""
+        if self._prepared_on_device(loop.iter):
+            return True
+        root = an.unwrap_iterable(loop.iter)
+        home = self.idx.scope(loop)
+        if isinstance(root, cst.Name) and isinstance(home, cst.FunctionDef) and root.value in an.parameter_names(home):
+            for site in self.funcs.call_sites(home):
+                bound = an.bind_arguments(self.funcs, home, site).get(root.value)
+                if bound is not None and self._prepared_on_device(bound):
+                    return True
+        return False
+
+    def unmoved_call(self, loop: cst.For) -> tuple[cst.Call, cst.Call, list[str]] | None:
+        source = self._loader(loop.iter)
+        if source is None or self._iterable_prepared(loop):
+            return None
+        if any(self._moves_in(root) for root in self.funcs.reachable(loop.body)):
+            return None
+        raw = set(_target_names(_data_target(loop)))
+        if not raw:
+            return None
+        scope = self.idx.scope(loop)
+        events: list[cst.CSTNode] = [*self.idx.within(loop.body, cst.Assign), *self.idx.within(loop.body, cst.Call)]
+        events.sort(key=self.idx.order)
+        for node in events:
+            if self.idx.scope(node) is not scope:
+                continue
+            if isinstance(node, cst.Assign):
+                derived = self._derived(node.value, raw)
+                for target in node.targets:
+                    for element in _target_elements(target.target):
+                        if isinstance(element, cst.Name):
+                            (raw.add if derived else raw.discard)(element.value)
+                continue
+            move = self._moved_model(node, loop)
+            if move is None:
+                continue
+            inputs = [
+                self.ctx.module.code_for_node(arg.value) for arg in node.args if self._derived(arg.value, raw)
+            ]
+            if inputs:
+                return node, move, inputs
+        return None
+
+    def _loader(self, iterable: cst.BaseExpression, depth: int = 0) -> cst.BaseExpression | None:
+        """The data loader a loop iterates, seen through `enumerate(tqdm(loader))` and through
+        variables (`bar = tqdm(train_loader)`)."""
+        expr = an.unwrap_iterable(iterable)
+        if isinstance(expr, cst.Call):
+            callee = an.callee_name(expr) or ""
+            return expr if "Loader" in callee or "loader" in callee else None
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            name = an.last_name(expr) or ""
+            if "loader" in name.lower() or LOADER_WORDS.intersection(an.name_tokens(name)):
+                return expr
+            dotted = an.dotted(expr)
+            values = self.assigned(dotted) if dotted and depth < MAX_DEPTH else []
+            if values and all(self._loader(v, depth + 1) is not None for v in values):
+                return expr
+        return None
+
+    def _moved_model(self, call: cst.Call, loop: cst.For) -> cst.Call | None:
+        func = an.called_module(call)
+        key = an.model_key(func)
+        if func is None or key is None or self.funcs.resolve(call):
+            return None
+        moves = self.moves.get(key)
+        home = self.idx.scope(loop)
+        if isinstance(func, cst.Name) and isinstance(home, cst.FunctionDef) and func.value in an.parameter_names(home):
+            return self._moved_argument(home, func.value)
+        if not moves:
+            return None
+        for move in moves:
+            if self.idx.scope(move) is not home or self.idx.order(move) < self.idx.order(loop):
+                return move
+        return None
+
+    def _moved_argument(self, func: cst.FunctionDef, param: str) -> cst.Call | None:
+        """The move of a model that a call site of `func` passes as `param`."""
+        for site in self.funcs.call_sites(func):
+            bound = an.bind_arguments(self.funcs, func, site).get(param)
+            key = an.model_key(bound) if bound is not None else None
+            if key and key in self.moves:
+                return self.moves[key][0]
+        return None
+
+    def _derived(self, expr: cst.BaseExpression, raw: set[str]) -> bool:
+        """`expr` is loader data as it came: a raw name, an item of it, or a tensor method of it."""
+        if isinstance(expr, cst.Name):
+            return expr.value in raw
+        if isinstance(expr, cst.Subscript):
+            return self._derived(expr.value, raw)
+        if isinstance(expr, cst.Attribute):
+            return isinstance(expr.value, cst.Name) and expr.value.value in raw and expr.attr.value[:1].islower()
+        if isinstance(expr, cst.Call) and an.method_name(expr) in STAYS_PUT:
+            return self._derived(expr.func.value, raw)  # type: ignore[attr-defined]
+        if isinstance(expr, cst.Call) and an.callee_name(expr) == "Variable" and expr.args:
+            return self._derived(expr.args[0].value, raw)  # the pre-0.4 autograd wrapper
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            return bool(expr.elements) and all(self._derived(e.value, raw) for e in expr.elements)
+        return False
+
+    # -- reporting ---------------------------------------------------------------------------------
+
+    def message(self, call: cst.Call, move: cst.Call, inputs: list[str], loop: cst.For) -> str:
+        code = self.ctx.module.code_for_node
+        model = code(an.called_module(call) or call.func)
+        data = inputs[0]
+        if an.method_name(move) == "cuda":
+            where, fix = "the GPU", f"{data}.cuda()"
+        else:
+            device_arg = an.keyword(move, "device") or an.positional(move)[0]
+            device = code(device_arg.value)
+            where, fix = f"`{device}`", f"{data}.to({device})"
+        loader = code(self._loader(loop.iter) or loop.iter)
+        return (
+            f"`{model}` is moved to {where} (`{code(move)}`) but its input `{data}` comes from "
+            f"`{loader}` and is never moved: the forward pass fails with a device mismatch; move the "
+            f"batch first, e.g. `{fix}`"
+        )
+
+
+def _data_target(loop: cst.For) -> cst.BaseExpression:
+    """The part of the loop target that receives data (not `enumerate`'s index)."""
+    target = loop.target
+    if (
+        isinstance(loop.iter, cst.Call)
+        and an.callee_name(loop.iter) == "enumerate"
+        and isinstance(target, (cst.Tuple, cst.List))
+        and len(target.elements) == 2
+    ):
+        return target.elements[1].value
+    return target
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    return [e.value for e in _target_elements(target) if isinstance(e, cst.Name)]
+
+
+def _target_elements(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [leaf for element in target.elements for leaf in _target_elements(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_elements(target.value)
+    return [target]
