@@ -802,3 +802,104 @@ def execution_order(scope: cst.CSTNode) -> list[Step]:
                 inner = (*loops, node)
             stack.append((child, inner, False))
     return out
+
+
+# ---------------------------------------------------------------------------
+# Pack 2, devices (TL011, TL014, TL016, TL017): CUDA use, calls of known classes,
+# what a value is bound to, and loops over a named object.
+
+
+def calls_to(ctx: FileContext, qualified: frozenset[str], bare: frozenset[str] = frozenset()) -> list[cst.Call]:
+    """Calls whose callee resolves through the imports to one of `qualified`, or is spelled as
+    one of `bare` with no import behind it (a snippet that leaves its imports out)."""
+    imps = imports(ctx)
+    found: list[cst.Call] = []
+    for call in index(ctx).nodes(cst.Call):
+        name = imps.callee(call)
+        if name is not None and (name in qualified or (name in bare and not imps.is_imported(call.func))):
+            found.append(call)
+    return found
+
+
+_CUDA_TEXT = re.compile(r"^(cuda|nccl)\b")
+
+
+def string_text(node: cst.CSTNode) -> str | None:
+    """The text of a string literal; for an f-string, its literal parts with `{}` for each field."""
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    if isinstance(node, cst.FormattedString):
+        return "".join(
+            part.value if isinstance(part, cst.FormattedStringText) else "{}" for part in node.parts
+        )
+    if isinstance(node, cst.ConcatenatedString):
+        left, right = string_text(node.left), string_text(node.right)
+        return None if left is None or right is None else left + right
+    return None
+
+
+def uses_cuda(ctx: FileContext) -> bool:
+    """The module places work on a CUDA device: a `.cuda()` call, a `"cuda..."` device string,
+    or the NCCL backend. (`torch.cuda.is_available()` alone is not placement.)"""
+    return ctx.analysis(_build_uses_cuda)
+
+
+def _build_uses_cuda(ctx: FileContext) -> bool:
+    if "cuda" not in ctx.source and "nccl" not in ctx.source:
+        return False
+    idx = index(ctx)
+    if any(method_name(call) == "cuda" for call in idx.nodes(cst.Call)):
+        return True
+    for node in idx.nodes(cst.SimpleString, cst.FormattedString):
+        text = string_text(node)
+        if text is not None and _CUDA_TEXT.match(text):
+            return True
+    return False
+
+
+def bound_target(idx: Index, value: cst.CSTNode) -> cst.BaseAssignTargetExpression | None:
+    """What `value` is assigned to: `x = value`, `x: T = value`, `x = value if c else None`,
+    `(x := value)`. With several targets (`a = b = value`), the first."""
+    current = value
+    parent = idx.parent(current)
+    while isinstance(parent, cst.IfExp) and current is not parent.test:
+        current, parent = parent, idx.parent(parent)
+    if isinstance(parent, cst.Assign) and parent.value is current:
+        return parent.targets[0].target
+    if isinstance(parent, (cst.AnnAssign, cst.NamedExpr)) and parent.value is current:
+        return parent.target
+    return None
+
+
+def mentions(idx: Index, scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
+    """Names and attribute chains in `scope` that spell `name` (`loader`, `self.loader`),
+    including as the receiver of an attribute (`loader.sampler`)."""
+    found: list[cst.BaseExpression] = []
+    last = name.rpartition(".")[2]
+    for node in idx.within(scope, cst.Name, cst.Attribute):
+        if isinstance(node, cst.Name):
+            if node.value != last:
+                continue
+            parent = idx.parent(node)
+            if isinstance(parent, cst.Attribute) and parent.attr is node:
+                continue
+        elif node.attr.value != last:
+            continue
+        if dotted(node) == name:
+            found.append(node)
+    return found
+
+
+def loops_over(idx: Index, scope: cst.CSTNode, name: str) -> list[cst.For]:
+    """`for` loops in `scope` that iterate `name`: `for b in loader`, `for i, b in enumerate(loader)`,
+    `for b in tqdm(loader, ...)`."""
+    found: list[cst.For] = []
+    for node in mentions(idx, scope, name):
+        parent = idx.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            continue  # `loader.dataset`: another object
+        loop = idx.enclosing(node, (cst.For,))
+        if isinstance(loop, cst.For) and idx.contains(loop.iter, node):
+            found.append(loop)
+    return found
