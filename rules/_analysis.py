@@ -853,7 +853,8 @@ def _build_uses_cuda(ctx: FileContext) -> bool:
         return True
     for node in idx.nodes(cst.SimpleString, cst.FormattedString):
         text = string_text(node)
-        if text is not None and _CUDA_TEXT.match(text):
+        # A device string, not an item of a list of names (`["cuda", "cpu"]`) or a docstring.
+        if text is not None and _CUDA_TEXT.match(text) and not isinstance(idx.parent(node), (cst.Element, cst.Expr)):
             return True
     return False
 

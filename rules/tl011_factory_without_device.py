@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from typing import Iterator
+from enum import Enum
+from typing import Iterable, Iterator
 
 import libcst as cst
 
@@ -23,7 +24,21 @@ DTYPES = frozenset(
     """float float32 float16 float64 half double bfloat16 long int int64 int32 int16 int8 uint8
     bool complex64 complex128 cfloat cdouble""".split()
 )
-MAX_FLOW = 3
+# Reading these from a tensor gives host values (or a device), never device data.
+METADATA = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", "requires_grad"})
+METADATA_CALLS = frozenset({"size", "dim", "numel", "nelement", "element_size", "get_device", "stride", "is_contiguous"})
+# Methods that `self.<name>(...)` may call without being a submodule.
+SELF_HELPERS = frozenset({"register_buffer", "register_parameter", "parameters", "buffers", "modules", "children"})
+# Methods of a tensor whose arguments are sizes, dims or scalars, never other tensors.
+SCALAR_ARG_METHODS = frozenset(
+    """view reshape repeat expand unsqueeze squeeze permute transpose flatten unflatten float long int
+    half double bool byte contiguous clone detach flip roll narrow split chunk sum mean prod cumsum
+    cumprod clamp clamp_ tril triu tril_ triu_ repeat_interleave uniform_ normal_ fill_ random_
+    exponential_ bernoulli_ zero_ exp log sqrt abs neg sin cos softmax argmax argmin topk sort unbind
+    movedim""".split()
+)
+SHAPED = frozenset({"zeros", "ones", "empty", "full", "rand", "randn"})
+MAX_FLOW = 5
 
 
 class FactoryWithoutDevice(Rule):
@@ -409,7 +424,7 @@ class FactoryWithoutDevice(Rule):
                     if id(call) in seen or not finder.is_factory(call):
                         continue
                     seen.add(id(call))
-                    if finder.harmless(call):
+                    if not finder.reaches_device(call):
                         continue
                     yield self._report(ctx, finder, call, forward, method)
 
@@ -467,6 +482,21 @@ def _first_input(forward: cst.FunctionDef) -> str | None:
     return None
 
 
+class Flow(Enum):
+    """What happens to a CPU tensor: moved to a device, mixed with a tensor on the model's
+    device, or neither (kept local, indexed with, read on the host, returned)."""
+
+    MOVED = 2
+    MIXED = 1
+    NONE = 0
+
+
+def _worst(flows: Iterable[Flow]) -> Flow:
+    """A move anywhere means the author placed the tensor; otherwise any mix is the bug."""
+    found = set(flows)
+    return Flow.MOVED if Flow.MOVED in found else Flow.MIXED if Flow.MIXED in found else Flow.NONE
+
+
 class _Finder:
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
@@ -474,6 +504,8 @@ class _Finder:
         self.imps = an.imports(ctx)
         self.funcs = an.functions(ctx)
         self._modules: dict[str, bool] = {}
+        self._device_names: dict[int, set[str]] = {}
+        self._tensor_attrs: dict[str, set[str]] = {}
         self.classes = {cls.name.value: cls for cls in self.idx.nodes(cst.ClassDef)}
 
     # -- where to look ----------------------------------------------------------
@@ -510,134 +542,351 @@ class _Finder:
         while stack:
             current = stack.pop()
             for call in self.idx.within(current, cst.Call):
-                owner = an.receiver(call)
-                if not (isinstance(owner, cst.Name) and owner.value == "self"):
-                    continue
-                for method in self.funcs.resolve(call):
-                    if id(method) not in found:
-                        found[id(method)] = method
-                        stack.append(method)
+                if self._self_call(call):
+                    for method in self.funcs.resolve(call):
+                        if id(method) not in found:
+                            found[id(method)] = method
+                            stack.append(method)
         return list(found.values())
 
-    # -- what to report -----------------------------------------------------------
+    def _self_call(self, call: cst.Call) -> bool:
+        owner = an.receiver(call)
+        return isinstance(owner, cst.Name) and owner.value == "self"
+
+    # -- which factories --------------------------------------------------------
 
     def is_factory(self, call: cst.Call) -> bool:
         if self.imps.callee(call) not in FACTORIES:
             return False
         if any(arg.star for arg in call.args) or an.keyword(call, "device") or an.keyword(call, "out"):
             return False
-        return not _zero_dim(call)
+        return not _zero_dim_or_empty(call)
 
-    def harmless(self, call: cst.Call) -> bool:
-        """The tensor reaches the model's device, or never meets it."""
-        return self._expr_harmless(call, 0)
+    def reaches_device(self, call: cst.Call) -> bool:
+        """The CPU tensor meets a tensor on the model's device and nothing moves it first."""
+        return self._flow(call, 0) is Flow.MIXED
 
-    def _expr_harmless(self, start: cst.CSTNode, depth: int) -> bool:
-        """Follow `start` (the factory call or a later use of what it was bound to) up through
-        the expression that holds it, then through the name it is assigned to."""
+    # -- following the tensor -----------------------------------------------------
+
+    def _flow(self, start: cst.CSTNode, depth: int) -> Flow:
+        """Follow `start` (the factory call, or a later use of a name holding its result) up
+        through the expression around it, then through the names it is stored in."""
+        func = self.idx.scope(start)
         current: cst.CSTNode = start
         for parent in self.idx.ancestors(start):
             if isinstance(parent, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-                return False
-            if isinstance(parent, cst.Call) and parent is not start and self._moves_or_reads(parent, current):
-                return True
-            if isinstance(parent, cst.SubscriptElement):
-                return True  # an index: PyTorch accepts CPU indices into CUDA tensors
-            if isinstance(parent, (cst.If, cst.While, cst.IfExp, cst.Assert)) and parent.test is current:
-                return True
-            if isinstance(parent, (cst.Return, cst.Expr)):
-                return self._returned_harmless(parent, depth) if isinstance(parent, cst.Return) else False
+                return Flow.NONE
+            step = self._step(parent, current, start, func)
+            if step is not None:
+                return step
+            if isinstance(parent, cst.Return):
+                return self._returned(parent, depth)
             if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
-                return self._bound_harmless(parent, current, start, depth)
-            if isinstance(parent, cst.BaseStatement) or isinstance(parent, cst.BaseSmallStatement):
-                return False
+                return self._stored(parent, current, start, func, depth)
+            if isinstance(parent, (cst.BaseSmallStatement, cst.BaseStatement)):
+                return Flow.NONE
             current = parent
-        return False
+        return Flow.NONE
 
-    def _moves_or_reads(self, call: cst.Call, inner: cst.CSTNode) -> bool:
-        """`call` moves `inner` (its receiver or an argument) to a device, registers it with the
-        module, copies it into an existing tensor, or reads it on the host."""
-        func = call.func
-        if func is inner:
-            assert isinstance(func, cst.Attribute)
-            name = func.attr.value
-            if name in HOST_READS:
-                return True
-            return name in MOVES and (name != "to" or not _dtype_only(call, self.imps))
-        if not isinstance(inner, cst.Arg):
-            return False
+    def _step(self, parent: cst.CSTNode, current: cst.CSTNode, start: cst.CSTNode, func: cst.CSTNode) -> Flow | None:
+        """What one enclosing expression does with the CPU value `current`; None to go on up."""
+        if isinstance(parent, cst.Attribute) and parent.value is current and parent.attr.value in METADATA:
+            return Flow.NONE
+        if isinstance(parent, cst.SubscriptElement):
+            return Flow.NONE  # an index: PyTorch accepts CPU indices into CUDA tensors
+        if isinstance(parent, (cst.If, cst.While, cst.IfExp, cst.Assert)) and parent.test is current:
+            return Flow.NONE  # a host-side condition
+        if isinstance(parent, cst.Call):
+            return self._call_step(parent, current, start, func)
+        others: list[cst.CSTNode] = []
+        if isinstance(parent, cst.BinaryOperation):
+            others = [parent.left, parent.right]
+        elif isinstance(parent, cst.Comparison):
+            others = [parent.left, *(c.comparator for c in parent.comparisons)]
+        if any(not self.idx.contains(o, start) and self.on_device(o, func) for o in others):
+            return Flow.MIXED
+        return None
+
+    def _call_step(self, call: cst.Call, current: cst.CSTNode, start: cst.CSTNode, func: cst.CSTNode) -> Flow | None:
+        if call.func is current:  # a method of the CPU tensor: `t.to(...)`, `t.masked_fill(...)`
+            assert isinstance(current, cst.Attribute)
+            name = current.attr.value
+            if name in MOVES and (name != "to" or not _dtype_only(call, self.imps)):
+                return Flow.MOVED
+            if name in HOST_READS or name in METADATA_CALLS:
+                return Flow.NONE
+            if name not in SCALAR_ARG_METHODS and any(self.on_device(arg.value, func) for arg in call.args):
+                return Flow.MIXED
+            return None
+        if not isinstance(current, cst.Arg):
+            return None
         name = an.callee_name(call)
-        if name in REGISTERS or (an.method_name(call) == "copy_"):
-            return True
-        return name in HOST_BUILTINS and isinstance(func, cst.Name) and not self.imps.is_imported(func)
+        if name in REGISTERS:
+            return Flow.MOVED
+        if an.method_name(call) == "copy_":
+            return Flow.NONE  # copying into an existing tensor crosses devices by itself
+        if name in HOST_BUILTINS and isinstance(call.func, cst.Name) and not self.imps.is_imported(call.func):
+            return Flow.NONE
+        if current.keyword is not None and current.keyword.value == "device":
+            return Flow.NONE
+        if self._calls_submodule(call, func):
+            return Flow.MIXED  # `self.embedding(cpu)`
+        if isinstance(call.func, cst.Attribute) and self.on_device(call.func.value, func):
+            return Flow.MIXED  # `x.masked_fill(cpu_mask, 0)`
+        if not self._is_torch_op(call):
+            return None  # a function of another module may move its arguments itself
+        if any(arg is not current and self.on_device(arg.value, func) for arg in call.args):
+            return Flow.MIXED  # `torch.matmul(x, cpu)`
+        if isinstance(current.value, (cst.List, cst.Tuple)) and any(
+            not self.idx.contains(e, start) and self.on_device(e.value, func) for e in current.value.elements
+        ):
+            return Flow.MIXED  # `torch.cat([x, cpu])`
+        return None
 
-    def _bound_harmless(
-        self, statement: cst.Assign | cst.AnnAssign | cst.AugAssign, value: cst.CSTNode, start: cst.CSTNode, depth: int
-    ) -> bool:
-        if isinstance(statement, cst.AugAssign) or statement.value is not value or depth >= MAX_FLOW:
+    def _is_torch_op(self, call: cst.Call) -> bool:
+        callee = self.imps.callee(call) or ""
+        if callee.startswith("torch."):
+            return True
+        # A snippet that uses `F.relu` without importing `F`.
+        return callee.startswith(("F.", "nn.functional.")) and not self.imps.is_imported(call.func)
+
+    def _calls_submodule(self, call: cst.Call, func: cst.CSTNode) -> bool:
+        """`self.embedding(t)`, `self.layers[i](t)`, `layer(t)` for a layer of the model."""
+        callee = call.func
+        while isinstance(callee, cst.Subscript):
+            callee = callee.value
+        if isinstance(callee, cst.Attribute) and an.dotted(callee.value) == "self":
+            return not self.funcs.resolve(call) and callee.attr.value not in SELF_HELPERS
+        return isinstance(callee, cst.Name) and callee.value in self._names_on_device(func)
+
+    def _stored(
+        self,
+        statement: cst.Assign | cst.AnnAssign | cst.AugAssign,
+        current: cst.CSTNode,
+        start: cst.CSTNode,
+        func: cst.CSTNode,
+        depth: int,
+    ) -> Flow:
+        value = statement.value
+        if value is None:
+            return Flow.NONE
+        if value is not current:
+            if isinstance(statement, cst.AugAssign):
+                # `cpu += value`: an in-place op with a device tensor.
+                return Flow.MIXED if self.on_device(value, func) else Flow.NONE
+            # `cpu[i] = value` copies across devices; the tensor stays on the CPU. That only
+            # breaks the model when `forward` returns it.
+            return Flow.MIXED if self.on_device(value, func) and self._returned_by_forward(start, func) else Flow.NONE
+        if isinstance(statement, cst.AugAssign):
+            return Flow.MIXED if self.on_device(statement.target, func) else Flow.NONE
+        targets = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else [statement.target]
+        flows: list[Flow] = []
+        for target in targets:
+            if isinstance(target, cst.Subscript):
+                # Stored into another tensor: a device tensor takes CPU values by copying.
+                if self.on_device(target.value, func):
+                    flows.append(Flow.NONE)
+                    continue
+                target = target.value
+            name = _paired_name(self.idx, target, value, current)
+            if name is not None and depth < MAX_FLOW:
+                flows.append(self._uses_flow(name, statement, depth))
+        return _worst(flows)
+
+    def _returned_by_forward(self, use: cst.CSTNode, func: cst.CSTNode) -> bool:
+        name = an.dotted(use) if isinstance(use, (cst.Name, cst.Attribute)) else None
+        if name is None or not isinstance(func, cst.FunctionDef) or func.name.value != "forward":
             return False
-        target = _bound_name(self.idx, statement, start)
-        if target is None:
-            return False
+        return any(
+            statement.value is not None and an.mentions(self.idx, statement.value, name)
+            for statement in self.idx.within(func, cst.Return)
+        )
+
+    def _uses_flow(self, name: str, statement: cst.CSTNode, depth: int) -> Flow:
         scope = self.idx.scope(statement)
         after = self.idx.end(statement)
         uses = [
             use
-            for use in an.mentions(self.idx, scope, target)
+            for use in an.mentions(self.idx, scope, name)
             if self.idx.order(use) > after and not isinstance(self.idx.parent(use), (cst.AssignTarget, cst.AnnAssign))
         ]
-        harmless = [self._expr_harmless(use, depth + 1) for use in uses]
-        # Moved somewhere later (`pos = pos.to(x.device)`), or used only harmlessly (or not at all).
-        return all(harmless) or any(h and self._moved(use) for h, use in zip(harmless, uses))
+        return _worst(self._flow(use, depth + 1) for use in uses)
 
-    def _moved(self, use: cst.CSTNode) -> bool:
-        """`use.to(device)`, `use.cuda()`, `register_buffer(name, use)`: this use moves the tensor."""
-        parent = self.idx.parent(use)
-        call = self.idx.parent(parent) if parent is not None else None
-        if not isinstance(call, cst.Call):
-            return False
-        if call.func is parent:
-            return an.method_name(call) in MOVES and self._moves_or_reads(call, parent)
-        return isinstance(parent, cst.Arg) and an.callee_name(call) in REGISTERS
-
-    def _returned_harmless(self, statement: cst.Return, depth: int) -> bool:
-        """A helper method returns the tensor: harmless when every caller moves it."""
+    def _returned(self, statement: cst.Return, depth: int) -> Flow:
+        """A helper method returns the tensor: what its callers in the class do with it.
+        `forward` returning it hands it to code this file may not show: stay silent."""
         method = self.idx.scope(statement)
         if not isinstance(method, cst.FunctionDef) or method.name.value == "forward" or depth >= MAX_FLOW:
+            return Flow.NONE
+        sites = [site for site in self.funcs.call_sites(method) if self._self_call(site)]
+        return _worst(self._flow(site, depth + 1) for site in sites)
+
+    # -- what lives on the model's device ---------------------------------------
+
+    def on_device(self, expr: cst.CSTNode, func: cst.CSTNode) -> bool:
+        """`expr` involves a tensor that lives where the model does: an input of the method,
+        a parameter, buffer or submodule output of the module, or a name computed from them.
+        Shapes, dtypes and other host-side reads of those do not count."""
+        names = self._names_on_device(func)
+        attrs = self._attrs_on_device(func)
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Attribute):
+                if node.attr.value in METADATA:
+                    continue
+                if an.dotted(node.value) == "self":
+                    if node.attr.value in attrs:
+                        return True
+                    continue
+            elif isinstance(node, cst.Call):
+                if an.method_name(node) in METADATA_CALLS or an.method_name(node) in HOST_READS:
+                    continue
+                if self.imps.callee(node) in FACTORIES or an.callee_name(node) in HOST_BUILTINS:
+                    continue
+                if self._calls_submodule(node, func):
+                    return True
+            elif isinstance(node, cst.Name):
+                if node.value in names:
+                    return True
+                continue
+            elif isinstance(node, (cst.Lambda, cst.FunctionDef)):
+                continue
+            stack.extend(an.children(node))
+        return False
+
+    def _names_on_device(self, func: cst.CSTNode) -> set[str]:
+        key = id(func)
+        names = self._device_names.get(key)
+        if names is not None:
+            return names
+        names = self._device_names[key] = set()
+        if not isinstance(func, cst.FunctionDef):
+            return names
+        for param in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params):
+            if self._param_on_device(func, param):
+                names.add(param.name.value)
+        bindings = self.idx.within(func, cst.Assign, cst.AnnAssign, cst.For, cst.WithItem)
+        for _ in range(2):  # twice: loops use names bound further down
+            for node in bindings:
+                value = node.iter if isinstance(node, cst.For) else node.item if isinstance(node, cst.WithItem) else node.value
+                if value is None or not self.on_device(value, func):
+                    continue
+                if isinstance(node, cst.Assign):
+                    targets = [t.target for t in node.targets]
+                elif isinstance(node, cst.WithItem):
+                    targets = [node.asname.name] if node.asname is not None else []
+                else:
+                    targets = [node.target]
+                for target in targets:
+                    names.update(n.value for n in self.idx.within(target, cst.Name))
+        return names
+
+    def _param_on_device(self, func: cst.FunctionDef, param: cst.Param) -> bool:
+        """An input of `forward` is a tensor unless its annotation or default says otherwise; a
+        helper's parameter is on the device when a call in the class passes it such a value."""
+        name = param.name.value
+        if name in ("self", "cls"):
             return False
-        sites = [
-            site
-            for site in self.funcs.call_sites(method)
-            if isinstance(an.receiver(site), cst.Name) and an.dotted(an.receiver(site)) == "self"  # type: ignore[arg-type]
-        ]
-        return bool(sites) and all(self._expr_harmless(site, depth + 1) for site in sites)
+        annotation = param.annotation
+        if annotation is not None:
+            return "Tensor" in self.ctx.module.code_for_node(annotation.annotation)
+        if _scalar_default(param):
+            return False
+        if func.name.value == "forward":
+            return True
+        params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+        if params and params[0] in ("self", "cls") and not _is_static(func):
+            params = params[1:]
+        for site in self.funcs.call_sites(func):
+            if not self._self_call(site):
+                continue
+            passed = an.keyword(site, name)
+            if passed is None:
+                positional = an.positional(site)
+                index = params.index(name) if name in params else len(positional)
+                passed = positional[index] if index < len(positional) else None
+            if passed is not None and self.on_device(passed.value, self.idx.scope(site)):
+                return True
+        return False
+
+    def _attrs_on_device(self, func: cst.CSTNode) -> set[str]:
+        """Attributes of the method's class that hold parameters, buffers or submodules."""
+        cls = self.idx.enclosing(func, (cst.ClassDef,))
+        if cls is None:
+            return set()
+        key = cls.name.value
+        attrs = self._tensor_attrs.get(key)
+        if attrs is not None:
+            return attrs
+        attrs = self._tensor_attrs[key] = set()
+        for call in self.idx.within(cls, cst.Call):
+            if an.callee_name(call) in ("register_buffer", "register_parameter", "register_module", "add_module"):
+                first = an.positional(call)[:1]
+                text = an.string_text(first[0].value) if first else None
+                if text:
+                    attrs.add(text)
+        for assign in self.idx.within(cls, cst.Assign):
+            value = assign.value
+            if not isinstance(value, cst.Call):
+                continue
+            callee = self.imps.callee(value) or ""
+            short = callee.rpartition(".")[2]
+            if not ((callee.startswith(("torch.nn.", "nn.")) and short[:1].isupper()) or self.is_module_class(short)):
+                continue
+            for target in assign.targets:
+                if isinstance(target.target, cst.Attribute) and an.dotted(target.target.value) == "self":
+                    attrs.add(target.target.attr.value)
+        return attrs
 
 
-def _bound_name(idx: an.Index, statement: cst.Assign | cst.AnnAssign, origin: cst.CSTNode) -> str | None:
-    """The dotted name that the value holding `origin` is stored in; for `a, b = x, y`, the
-    target paired with the element that holds `origin`."""
-    target = statement.targets[0].target if isinstance(statement, cst.Assign) else statement.target
-    value = statement.value
+def _is_static(func: cst.FunctionDef) -> bool:
+    return any(an.last_name(d.decorator) == "staticmethod" for d in func.decorators)
+
+
+def _scalar_default(param: cst.Param) -> bool:
+    """`scale=1.0`, `mode="a"`, `flag=False`: a parameter that is no tensor."""
+    default = param.default
+    return isinstance(default, (cst.Integer, cst.Float, cst.SimpleString)) or (
+        isinstance(default, cst.Name) and default.value in ("True", "False")
+    )
+
+
+def _paired_name(
+    idx: an.Index, target: cst.BaseExpression, value: cst.BaseExpression, current: cst.CSTNode
+) -> str | None:
+    """The dotted name that `current` (inside `value`) is stored in; for `a, b = x, y`, the
+    target paired with the element that holds it."""
     if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
         if len(target.elements) != len(value.elements):
             return None
         for t, v in zip(target.elements, value.elements):
-            if idx.contains(v, origin):
+            if idx.contains(v, current):
                 return an.dotted(t.value)
         return None
     return an.dotted(target)
 
 
-def _zero_dim(call: cst.Call) -> bool:
-    """`torch.tensor(1.0)`, `torch.zeros(())`, `torch.full((), v)`: 0-dim tensors mix with CUDA."""
+def _zero_dim_or_empty(call: cst.Call) -> bool:
+    """`torch.tensor(1.0)`, `torch.zeros(())`, `torch.full((), v)`: 0-dim tensors mix with CUDA
+    tensors. `torch.tensor([])`, `torch.empty(0)`: empty placeholders."""
     args = an.positional(call)
     short = an.last_name(call.func)
     if short == "tensor":
         data = args[0].value if args else None
-        return not isinstance(data, (cst.List, cst.Tuple, cst.ListComp))
+        if isinstance(data, (cst.List, cst.Tuple)):
+            return not data.elements
+        return not isinstance(data, cst.ListComp)
     size_kw = an.keyword(call, "size")
-    shape = size_kw.value if size_kw is not None else (args[0].value if args and short in ("zeros", "ones", "empty", "full", "rand", "randn") else None)
-    return isinstance(shape, (cst.Tuple, cst.List)) and not shape.elements
+    shape = size_kw.value if size_kw is not None else (args[0].value if args and short in SHAPED else None)
+    if isinstance(shape, (cst.Tuple, cst.List)):
+        sizes = [e.value for e in shape.elements]
+        return not sizes or (len(sizes) == 1 and _is_zero(sizes[0]))
+    return len(args) == 1 and shape is not None and _is_zero(shape)
+
+
+def _is_zero(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Integer) and expr.evaluated_value == 0
 
 
 def _dtype_only(call: cst.Call, imps: an.Imports) -> bool:

@@ -18,9 +18,10 @@ MAX_DEPTH = 3
 class DataloaderStarvesGpu(Rule):
     """
     ## What it does
-    Finds a `DataLoader` in a file that trains or runs models on CUDA, loading in the main
-    process (`num_workers` unset or `0`) or without `pin_memory=True`. One finding per
-    `DataLoader`, naming what is missing.
+    Finds a `DataLoader` in a file that trains or runs models on CUDA and loads in the main
+    process (`num_workers` unset or `0`), or that copies batches with `non_blocking=True`
+    from a loader without `pin_memory=True`. One finding per `DataLoader`, naming what is
+    missing.
 
     ## Why is this bad?
     With `num_workers=0` the training loop stops at every batch to read, decode and collate
@@ -140,6 +141,24 @@ class DataloaderStarvesGpu(Rule):
         print(torch.cuda.is_available(), "cuda")
         stats = [x.mean() for x, _ in loader]
         """,
+        # Workers but no pinning, with blocking copies (the DCGAN example): pinning alone would
+        # gain little.
+        """
+        import torch
+        dataloader = torch.utils.data.DataLoader(dataset, batch_size=64, shuffle=True, num_workers=2)
+        device = torch.device("cuda:0")
+        for i, data in enumerate(dataloader):
+            real = data[0].to(device)
+            netD(real).mean().backward()
+        """,
+        # Plain Python data: nothing to load in parallel.
+        """
+        import torch
+        from torch.utils.data import DataLoader
+        dl = DataLoader(range(64), batch_size=8)
+        for batch in dl:
+            model(batch.float().cuda()).sum().backward()
+        """,
         # Everything passed positionally.
         """
         import torch
@@ -157,7 +176,7 @@ class DataloaderStarvesGpu(Rule):
             from torch.utils.data import DataLoader
             loader = DataLoader(ds, batch_size=64, shuffle=True, num_workers=4)  # expect: TL017
             for x, y in loader:
-                x, y = x.cuda(), y.cuda()
+                x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
                 loss = criterion(model(x), y)
                 loss.backward()
             """,
@@ -166,7 +185,7 @@ class DataloaderStarvesGpu(Rule):
             from torch.utils.data import DataLoader
             loader = DataLoader(ds, batch_size=64, shuffle=True, num_workers=4, pin_memory=True)  # expect: TL017
             for x, y in loader:
-                x, y = x.cuda(), y.cuda()
+                x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
                 loss = criterion(model(x), y)
                 loss.backward()
             """,
@@ -190,7 +209,7 @@ class DataloaderStarvesGpu(Rule):
                 num_workers=4,
             )
             for x, y in loader:
-                model(x.cuda()).sum().backward()
+                model(x.cuda(non_blocking=True)).sum().backward()
             """,
             fixed="""
             from torch.utils.data import DataLoader
@@ -201,7 +220,7 @@ class DataloaderStarvesGpu(Rule):
                 pin_memory=True,
             )
             for x, y in loader:
-                model(x.cuda()).sum().backward()
+                model(x.cuda(non_blocking=True)).sum().backward()
             """,
         ),
         # num_workers=0 explicitly.
@@ -212,12 +231,12 @@ class DataloaderStarvesGpu(Rule):
         for batch in loader:
             model(batch.cuda()).mean().backward()
         """,
-        # pin_memory=False.
+        # pin_memory=False with asynchronous copies.
         """
         import torch.utils.data as tud
         loader = tud.DataLoader(ds, batch_size=8, num_workers=2, pin_memory=False)  # expect: TL017
         for x in loader:
-            model(x.to("cuda")).sum().backward()
+            model(x.to("cuda", non_blocking=True)).sum().backward()
         """,
         # A validation loader too: one finding per DataLoader.
         """
@@ -248,7 +267,7 @@ class DataloaderStarvesGpu(Rule):
         import torch
         from torch.utils.data import DataLoader, TensorDataset
         ds = TensorDataset(torch.randn(1000, 10), torch.randn(1000, 1))
-        loader = DataLoader(ds, batch_size=100, num_workers=2)  # expect: TL017
+        loader = DataLoader(ds, batch_size=100)  # expect: TL017
         model.to("cuda")
         for xb, yb in loader:
             loss_fn(model(xb.to("cuda")), yb.to("cuda")).backward()
@@ -285,14 +304,17 @@ class DataloaderStarvesGpu(Rule):
         if not loaders or not (an.training(ctx).backward or _moves_in_loop(idx)):
             return
         gpu = _GpuData(idx)
+        asynchronous = _copies_asynchronously(idx)
         for call in loaders:
-            if any(arg.star for arg in call.args) or gpu.holds_gpu_tensors(_dataset(call)):
+            dataset = _dataset(call)
+            if any(arg.star for arg in call.args) or _in_memory(dataset) or gpu.holds_gpu_tensors(dataset):
                 continue
             workers = _setting(call, "num_workers", NUM_WORKERS_POSITION)
             pinned = _setting(call, "pin_memory", PIN_MEMORY_POSITION)
             no_workers = workers is None or (isinstance(workers, cst.Integer) and workers.evaluated_value == 0)
             no_pinning = pinned is None or an.is_false(pinned)
-            if no_workers or no_pinning:
+            # Pinning alone matters most where the code asks for asynchronous copies.
+            if no_workers or (no_pinning and asynchronous):
                 yield self.report(call, _message(no_workers, no_pinning, workers is None), _fix(call, pinned))
 
 
@@ -304,12 +326,27 @@ def _setting(call: cst.Call, name: str, position: int) -> cst.BaseExpression | N
     return args[position].value if len(args) > position else None
 
 
+def _copies_asynchronously(idx: an.Index) -> bool:
+    """`x.cuda(non_blocking=True)` / `x.to(device, non_blocking=True)` somewhere in the file."""
+    return any(
+        arg.keyword is not None and arg.keyword.value == "non_blocking" and not an.is_false(arg.value)
+        for arg in idx.nodes(cst.Arg)
+    )
+
+
 def _dataset(call: cst.Call) -> cst.BaseExpression | None:
     arg = an.keyword(call, "dataset")
     if arg is not None:
         return arg.value
     args = an.positional(call)
     return args[0].value if args else None
+
+
+def _in_memory(dataset: cst.BaseExpression | None) -> bool:
+    """`range(n)`, `list(...)`, `[...]`: plain Python data that workers could only slow down."""
+    if isinstance(dataset, (cst.List, cst.Tuple, cst.ListComp)):
+        return True
+    return isinstance(dataset, cst.Call) and an.callee_name(dataset) in ("range", "list", "tuple")
 
 
 def _moves_in_loop(idx: an.Index) -> bool:
