@@ -401,6 +401,24 @@ class FactoryWithoutDevice(Rule):
                 return scores.masked_fill(mask == 0, float("-inf"))
         device = "cuda"
         """,
+        # A helper builds the default hidden state; another helper feeds it to a layer.
+        """
+        import torch
+        class DCRNN(torch.nn.Module):
+            def _set_hidden_state(self, X, H):
+                if H is None:
+                    H = torch.zeros(X.shape[0], self.out_channels)  # expect: TL011
+                return H
+
+            def _update_gate(self, X, edge_index, H):
+                return torch.sigmoid(self.conv_x_z(X, edge_index) + self.conv_h_z(H, edge_index))
+
+            def forward(self, X, edge_index, H=None):
+                H = self._set_hidden_state(X, H)
+                Z = self._update_gate(X, edge_index, H)
+                return Z * H
+        model = DCRNN().to(device)
+        """,
         # linspace through a chain of methods.
         """
         import torch
@@ -576,7 +594,7 @@ class _Finder:
         for parent in self.idx.ancestors(start):
             if isinstance(parent, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
                 return Flow.NONE
-            step = self._step(parent, current, start, func)
+            step = self._step(parent, current, start, func, depth)
             if step is not None:
                 return step
             if isinstance(parent, cst.Return):
@@ -588,7 +606,9 @@ class _Finder:
             current = parent
         return Flow.NONE
 
-    def _step(self, parent: cst.CSTNode, current: cst.CSTNode, start: cst.CSTNode, func: cst.CSTNode) -> Flow | None:
+    def _step(
+        self, parent: cst.CSTNode, current: cst.CSTNode, start: cst.CSTNode, func: cst.CSTNode, depth: int
+    ) -> Flow | None:
         """What one enclosing expression does with the CPU value `current`; None to go on up."""
         if isinstance(parent, cst.Attribute) and parent.value is current and parent.attr.value in METADATA:
             return Flow.NONE
@@ -597,7 +617,7 @@ class _Finder:
         if isinstance(parent, (cst.If, cst.While, cst.IfExp, cst.Assert)) and parent.test is current:
             return Flow.NONE  # a host-side condition
         if isinstance(parent, cst.Call):
-            return self._call_step(parent, current, start, func)
+            return self._call_step(parent, current, start, func, depth)
         others: list[cst.CSTNode] = []
         if isinstance(parent, cst.BinaryOperation):
             others = [parent.left, parent.right]
@@ -607,7 +627,9 @@ class _Finder:
             return Flow.MIXED
         return None
 
-    def _call_step(self, call: cst.Call, current: cst.CSTNode, start: cst.CSTNode, func: cst.CSTNode) -> Flow | None:
+    def _call_step(
+        self, call: cst.Call, current: cst.CSTNode, start: cst.CSTNode, func: cst.CSTNode, depth: int
+    ) -> Flow | None:
         if call.func is current:  # a method of the CPU tensor: `t.to(...)`, `t.masked_fill(...)`
             assert isinstance(current, cst.Attribute)
             name = current.attr.value
@@ -631,6 +653,9 @@ class _Finder:
             return Flow.NONE
         if self._calls_submodule(call, func):
             return Flow.MIXED  # `self.embedding(cpu)`
+        passed = self._passed_to_local(call, current, depth)
+        if passed is not Flow.NONE:
+            return passed
         if isinstance(call.func, cst.Attribute) and self.on_device(call.func.value, func):
             return Flow.MIXED  # `x.masked_fill(cpu_mask, 0)`
         if not self._is_torch_op(call):
@@ -642,6 +667,17 @@ class _Finder:
         ):
             return Flow.MIXED  # `torch.cat([x, cpu])`
         return None
+
+    def _passed_to_local(self, call: cst.Call, arg: cst.Arg, depth: int) -> Flow:
+        """`self.helper(cpu)`, `helper(cpu)`: what the helper does with its parameter."""
+        if depth >= MAX_FLOW:
+            return Flow.NONE
+        flows = []
+        for target in self.funcs.resolve(call):
+            param = _parameter_for(target, call, arg)
+            if param is not None:
+                flows.append(self._uses_flow(param, target, self.idx.order(target.body) - 1, depth + 1))
+        return _worst(flows)
 
     def _is_torch_op(self, call: cst.Call) -> bool:
         callee = self.imps.callee(call) or ""
@@ -690,7 +726,7 @@ class _Finder:
                 target = target.value
             name = _paired_name(self.idx, target, value, current)
             if name is not None and depth < MAX_FLOW:
-                flows.append(self._uses_flow(name, statement, depth))
+                flows.append(self._uses_flow(name, self.idx.scope(statement), self.idx.end(statement), depth))
         return _worst(flows)
 
     def _returned_by_forward(self, use: cst.CSTNode, func: cst.CSTNode) -> bool:
@@ -702,9 +738,8 @@ class _Finder:
             for statement in self.idx.within(func, cst.Return)
         )
 
-    def _uses_flow(self, name: str, statement: cst.CSTNode, depth: int) -> Flow:
-        scope = self.idx.scope(statement)
-        after = self.idx.end(statement)
+    def _uses_flow(self, name: str, scope: cst.CSTNode, after: int, depth: int) -> Flow:
+        """What the uses of `name` in `scope` after source position `after` do with it."""
         uses = [
             use
             for use in an.mentions(self.idx, scope, name)
@@ -795,17 +830,10 @@ class _Finder:
             return False
         if func.name.value == "forward":
             return True
-        params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
-        if params and params[0] in ("self", "cls") and not _is_static(func):
-            params = params[1:]
         for site in self.funcs.call_sites(func):
             if not self._self_call(site):
                 continue
-            passed = an.keyword(site, name)
-            if passed is None:
-                positional = an.positional(site)
-                index = params.index(name) if name in params else len(positional)
-                passed = positional[index] if index < len(positional) else None
+            passed = _argument_for(func, site, name)
             if passed is not None and self.on_device(passed.value, self.idx.scope(site)):
                 return True
         return False
@@ -838,6 +866,33 @@ class _Finder:
                 if isinstance(target.target, cst.Attribute) and an.dotted(target.target.value) == "self":
                     attrs.add(target.target.attr.value)
         return attrs
+
+
+def _call_params(func: cst.FunctionDef) -> list[str]:
+    """The names that a call's positional arguments bind to (after `self` for a method)."""
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    if params and params[0] in ("self", "cls") and not _is_static(func):
+        params = params[1:]
+    return params
+
+
+def _argument_for(func: cst.FunctionDef, call: cst.Call, name: str) -> cst.Arg | None:
+    passed = an.keyword(call, name)
+    if passed is not None:
+        return passed
+    params = _call_params(func)
+    positional = an.positional(call)
+    index = params.index(name) if name in params else len(positional)
+    return positional[index] if index < len(positional) else None
+
+
+def _parameter_for(func: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | None:
+    if arg.keyword is not None:
+        return arg.keyword.value
+    positional = an.positional(call)
+    params = _call_params(func)
+    index = next((i for i, a in enumerate(positional) if a is arg), len(params))
+    return params[index] if index < len(params) else None
 
 
 def _is_static(func: cst.FunctionDef) -> bool:
