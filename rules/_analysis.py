@@ -859,7 +859,7 @@ def _build_uses_cuda(ctx: FileContext) -> bool:
     return False
 
 
-def bound_target(idx: Index, value: cst.CSTNode) -> cst.BaseAssignTargetExpression | None:
+def bound_target(idx: Index, value: cst.CSTNode) -> cst.BaseExpression | None:
     """What `value` is assigned to: `x = value`, `x: T = value`, `x = value if c else None`,
     `(x := value)`. With several targets (`a = b = value`), the first."""
     current = value
@@ -880,12 +880,10 @@ def mentions(idx: Index, scope: cst.CSTNode, name: str) -> list[cst.BaseExpressi
     last = name.rpartition(".")[2]
     for node in idx.within(scope, cst.Name, cst.Attribute):
         if isinstance(node, cst.Name):
-            if node.value != last:
-                continue
             parent = idx.parent(node)
-            if isinstance(parent, cst.Attribute) and parent.attr is node:
+            if node.value != last or (isinstance(parent, cst.Attribute) and parent.attr is node):
                 continue
-        elif node.attr.value != last:
+        elif not isinstance(node, cst.Attribute) or node.attr.value != last:
             continue
         if dotted(node) == name:
             found.append(node)

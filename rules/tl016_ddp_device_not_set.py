@@ -356,7 +356,7 @@ class _Placements:
         name = an.dotted(module)
         if name is None:
             return None
-        found = [self._of_move(c) for c in self.moves if an.dotted(c.func.value) == name]  # type: ignore[attr-defined]
+        found = [self._of_move(c) for c in self.moves if an.dotted(an.receiver(c) or c.func) == name]
         found += [self._of_move_chain(value) for value in self.assigned.get(name, [])]
         return _agree([p for p in found if p is not None])
 
