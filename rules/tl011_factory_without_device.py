@@ -247,6 +247,58 @@ class FactoryWithoutDevice(Rule):
                 return y
         device = torch.device("cuda")
         """,
+        # Random parameters drawn on the host (torchvision's get_params), and a tensor handed to
+        # another library's function, which may place it itself.
+        """
+        import torch
+        import torchvision.transforms.functional as TF
+        class RandomResizedCrop(torch.nn.Module):
+            @staticmethod
+            def get_params(img, scale: list[float]):
+                area = img.shape[-1] * img.shape[-2]
+                target = area * torch.empty(1).uniform_(scale[0], scale[1]).item()
+                jitter = float(torch.empty(1).uniform_(0.5, 1.5))
+                return int(target), jitter
+
+            def forward(self, img):
+                target, jitter = self.get_params(img, self.scale)
+                displacement = torch.rand(1, 8, 8, 2)
+                return TF.elastic_transform(img[..., :target] * jitter, displacement)
+        device = "cuda"
+        """,
+        # Rotary tables computed only from factories and returned (diffusers moves them where
+        # they are applied).
+        """
+        import torch
+        from torch import nn
+        class RotaryPosEmbed(nn.Module):
+            def forward(self, hidden_states):
+                h = hidden_states.shape[2]
+                inv_freq = 1.0 / (self.theta ** (torch.arange(0, self.dim, 2, dtype=torch.float32) / self.dim))
+                freqs = torch.outer(torch.arange(h), inv_freq)
+                return freqs.cos(), freqs.sin()
+        model.to("cuda")
+        """,
+        # A CPU table filled from other CPU tensors and moved when returned (timm's ConViT);
+        # empty placeholders; a CPU tensor filled with device values but read on the host.
+        """
+        import torch
+        from torch import nn
+        class GPSA(nn.Module):
+            def get_rel_indices(self, n):
+                rel = torch.zeros(1, n, n, 3)
+                ind = torch.arange(n).view(1, -1) - torch.arange(n).view(-1, 1)
+                rel[:, :, :, 0] = ind.unsqueeze(0)
+                return rel.to(self.qk.weight.device)
+
+            def forward(self, x, counts):
+                self.rel_indices = self.get_rel_indices(x.shape[1])
+                out = self.attn(x, torch.empty([0]), torch.tensor([], dtype=torch.long))
+                offsets = torch.empty(counts.size(), dtype=counts.dtype)
+                offsets[1:] = counts.cumsum(0)[:-1]
+                return [out[s:] for s in offsets.tolist()]
+        device = torch.device("cuda")
+        """,
         # `.to(device=...)` after a dtype cast in the chain.
         """
         import torch
@@ -504,15 +556,15 @@ class Flow(Enum):
     """What happens to a CPU tensor: moved to a device, mixed with a tensor on the model's
     device, or neither (kept local, indexed with, read on the host, returned)."""
 
-    MOVED = 2
-    MIXED = 1
+    MOVED = 3
+    MIXED = 2
+    RETURNED = 1  # returned by `forward`: the model's output
     NONE = 0
 
 
 def _worst(flows: Iterable[Flow]) -> Flow:
     """A move anywhere means the author placed the tensor; otherwise any mix is the bug."""
-    found = set(flows)
-    return Flow.MOVED if Flow.MOVED in found else Flow.MIXED if Flow.MIXED in found else Flow.NONE
+    return max(flows, key=lambda flow: flow.value, default=Flow.NONE)
 
 
 class _Finder:
@@ -654,7 +706,7 @@ class _Finder:
         if self._calls_submodule(call, func):
             return Flow.MIXED  # `self.embedding(cpu)`
         passed = self._passed_to_local(call, current, depth)
-        if passed is not Flow.NONE:
+        if passed in (Flow.MOVED, Flow.MIXED):
             return passed
         if isinstance(call.func, cst.Attribute) and self.on_device(call.func.value, func):
             return Flow.MIXED  # `x.masked_fill(cpu_mask, 0)`
@@ -712,7 +764,11 @@ class _Finder:
                 return Flow.MIXED if self.on_device(value, func) else Flow.NONE
             # `cpu[i] = value` copies across devices; the tensor stays on the CPU. That only
             # breaks the model when `forward` returns it.
-            return Flow.MIXED if self.on_device(value, func) and self._returned_by_forward(start, func) else Flow.NONE
+            holder = an.dotted(start) if isinstance(start, (cst.Name, cst.Attribute)) else None
+            if holder is None or depth >= MAX_FLOW or not self.on_device(value, func):
+                return Flow.NONE
+            later = self._uses_flow(holder, self.idx.scope(statement), self.idx.end(statement), depth)
+            return Flow.MIXED if later in (Flow.RETURNED, Flow.MIXED) else Flow.NONE
         if isinstance(statement, cst.AugAssign):
             return Flow.MIXED if self.on_device(statement.target, func) else Flow.NONE
         targets = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else [statement.target]
@@ -730,15 +786,6 @@ class _Finder:
                 flows.append(self._uses_flow(name, self.idx.scope(statement), self.idx.end(statement), depth))
         return _worst(flows)
 
-    def _returned_by_forward(self, use: cst.CSTNode, func: cst.CSTNode) -> bool:
-        name = an.dotted(use) if isinstance(use, (cst.Name, cst.Attribute)) else None
-        if name is None or not isinstance(func, cst.FunctionDef) or func.name.value != "forward":
-            return False
-        return any(
-            statement.value is not None and an.mentions(self.idx, statement.value, name)
-            for statement in self.idx.within(func, cst.Return)
-        )
-
     def _uses_flow(self, name: str, scope: cst.CSTNode, after: int, depth: int) -> Flow:
         """What the uses of `name` in `scope` after source position `after` do with it."""
         uses = [
@@ -750,9 +797,11 @@ class _Finder:
 
     def _returned(self, statement: cst.Return, depth: int) -> Flow:
         """A helper method returns the tensor: what its callers in the class do with it.
-        `forward` returning it hands it to code this file may not show: stay silent."""
+        `forward` returns it to code this file may not show, which may move it."""
         method = self.idx.scope(statement)
-        if not isinstance(method, cst.FunctionDef) or method.name.value == "forward" or depth >= MAX_FLOW:
+        if isinstance(method, cst.FunctionDef) and method.name.value == "forward":
+            return Flow.RETURNED
+        if not isinstance(method, cst.FunctionDef) or depth >= MAX_FLOW:
             return Flow.NONE
         sites = [site for site in self.funcs.call_sites(method) if self._self_call(site)]
         return _worst(self._flow(site, depth + 1) for site in sites)

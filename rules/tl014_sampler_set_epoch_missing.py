@@ -173,6 +173,17 @@ class SamplerSetEpochMissing(Rule):
             for batch in loader:
                 step(batch)
         """,
+        # Accelerate's prepared loaders set the epoch themselves.
+        """
+        from accelerate import Accelerator
+        from torch.utils.data import DataLoader, DistributedSampler
+        accelerator = Accelerator()
+        loader = DataLoader(ds, sampler=DistributedSampler(ds), batch_size=16)
+        model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+        for epoch in range(epochs):
+            for batch in loader:
+                accelerator.backward(model(batch))
+        """,
         # set_epoch guarded by hasattr, through a batch sampler.
         """
         from torch.utils.data import BatchSampler, DataLoader, DistributedSampler
@@ -321,6 +332,36 @@ class SamplerSetEpochMissing(Rule):
                 loss.backward()
                 optimizer.step()
         """,
+        # The DETR layout: a BatchSampler bound to its own name, epochs run by a local helper.
+        """
+        import torch
+        from torch.utils.data import DataLoader, DistributedSampler
+        def train_one_epoch(model, data_loader, optimizer):
+            for samples, targets in data_loader:
+                loss = model(samples, targets)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+
+        def main(args):
+            sampler_train = DistributedSampler(dataset_train)
+            batch_sampler_train = torch.utils.data.BatchSampler(sampler_train, args.batch_size, drop_last=True)
+            data_loader_train = DataLoader(dataset_train, batch_sampler=batch_sampler_train, num_workers=2)
+            for epoch in range(args.start_epoch, args.epochs):  # expect: TL014
+                train_one_epoch(model, data_loader_train, optimizer)
+        """,
+        # The sampler reached through the loader's attribute in a trainer method.
+        """
+        from torch.utils.data import DataLoader, DistributedSampler
+        class Runner:
+            def setup(self, ds):
+                self.train_loader = DataLoader(ds, batch_size=8, sampler=DistributedSampler(ds))
+
+            def train(self):
+                for epoch in range(self.epochs):  # expect: TL014
+                    for step, batch in enumerate(self.train_loader):
+                        self.step(batch)
+        """,
         # A validation loader beside it does not hide the training sampler.
         """
         from torch.utils.data import DataLoader, DistributedSampler
@@ -388,18 +429,41 @@ def _samplers(ctx: FileContext, idx: an.Index) -> Iterator[_Sampler]:
             if _draws_from(idx, loader, call, name):
                 loader_target = an.bound_target(idx, loader)
                 loader_name = an.dotted(loader_target) if loader_target is not None else None
-                if not _says_eval(name) and not _says_eval(loader_name):
-                    yield _Sampler(call, name, loader, loader_name)
+                if _says_eval(name) or _says_eval(loader_name) or _prepared(idx, loader, loader_name):
+                    continue
+                yield _Sampler(call, name, loader, loader_name)
 
 
 def _draws_from(idx: an.Index, loader: cst.Call, sampler: cst.Call, name: str | None) -> bool:
+    """The loader's `sampler=` or `batch_sampler=` is the sampler, holds it, or is a name bound
+    to something that holds it (`batch_sampler_train = BatchSampler(sampler_train, ...)`)."""
     for keyword in ("sampler", "batch_sampler"):
         arg = an.keyword(loader, keyword)
         if arg is None:
             continue
-        if idx.contains(arg.value, sampler):
+        if _holds(idx, arg.value, sampler, name):
             return True
-        if name is not None and an.mentions(idx, arg.value, name):
+        wrapper = an.dotted(arg.value)
+        if wrapper is not None and any(
+            _holds(idx, assign.value, sampler, name)
+            for assign in idx.nodes(cst.Assign)
+            if any(an.dotted(t.target) == wrapper for t in assign.targets)
+        ):
+            return True
+    return False
+
+
+def _holds(idx: an.Index, expr: cst.CSTNode, sampler: cst.Call, name: str | None) -> bool:
+    return idx.contains(expr, sampler) or (name is not None and bool(an.mentions(idx, expr, name)))
+
+
+def _prepared(idx: an.Index, loader: cst.Call, name: str | None) -> bool:
+    """`accelerator.prepare(loader)`: the framework shards the data and sets the epoch itself."""
+    for call in idx.nodes(cst.Call):
+        if an.method_name(call) == "prepare" and any(
+            idx.contains(arg.value, loader) or (name is not None and an.dotted(arg.value) == name)
+            for arg in call.args
+        ):
             return True
     return False
 

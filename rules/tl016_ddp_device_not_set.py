@@ -167,6 +167,16 @@ class DdpDeviceNotSet(Rule):
         with torch.cuda.device(rank):
             model = DDP(Net().cuda())
         """,
+        # `.cuda(local_rank)` or `torch.device("cuda", local_rank)`: each process has its own GPU.
+        """
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        dist.init_process_group("nccl")
+        encoder = DDP(Encoder().cuda(args.local_rank))
+        device = torch.device("cuda", args.local_rank)
+        decoder = DDP(Decoder().to(device))
+        """,
         # device_ids given as the second positional argument, or through **kwargs.
         """
         import torch.distributed as dist
@@ -250,7 +260,17 @@ class DdpDeviceNotSet(Rule):
                 self.model = model.cuda()
                 self.model = DDP(self.model)  # expect: TL016
         """,
-        # `.cuda()` without an index inline, with a GPU listed by a global constant.
+        # torchrun's LOCAL_RANK read but never used to pick the GPU.
+        """
+        import os
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        local_rank = int(os.environ["LOCAL_RANK"])
+        dist.init_process_group(backend="nccl")
+        model = DDP(Net().to("cuda"))  # expect: TL016
+        """,
+        # `.cuda()` without an index inline.
         """
         import torch.distributed as dist
         from torch.nn.parallel import DistributedDataParallel as DDP
