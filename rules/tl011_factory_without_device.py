@@ -774,14 +774,11 @@ class _Finder:
         targets = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else [statement.target]
         flows: list[Flow] = []
         for target in targets:
-            holder: cst.BaseExpression = target
             if isinstance(target, cst.Subscript):
-                # Stored into another tensor: a device tensor takes CPU values by copying.
-                if self.on_device(target.value, func):
-                    flows.append(Flow.NONE)
-                    continue
-                holder = target.value
-            name = _paired_name(self.idx, holder, value, current)
+                # Copied into another tensor, which keeps its own device: whether that one
+                # meets the model is that tensor's story.
+                continue
+            name = _paired_name(self.idx, target, value, current)
             if name is not None and depth < MAX_FLOW:
                 flows.append(self._uses_flow(name, self.idx.scope(statement), self.idx.end(statement), depth))
         return _worst(flows)
