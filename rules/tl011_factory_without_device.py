@@ -504,10 +504,11 @@ class FactoryWithoutDevice(Rule):
         factory = ctx.module.code_for_node(call.func)
         owner = finder.funcs.enclosing_class(method)
         where = f"`{owner.name.value}.{method.name.value}`" if owner is not None else f"`{method.name.value}`"
-        first = _first_input(forward)
-        suggestion = f"device={first}.device" if first else "device=<input>.device"
+        scope = finder.idx.scope(call)
+        first = finder.first_tensor_input(scope) if isinstance(scope, cst.FunctionDef) else None
+        suggestion = f"device={first}.device" if first else "device=<an input>.device"
         fix = None
-        if first is not None and finder.idx.scope(call) is forward:
+        if first is not None and scope is forward:
             device = cst.Arg(
                 keyword=cst.Name("device"),
                 value=cst.Attribute(cst.Name(first), cst.Name("device")),
@@ -544,17 +545,10 @@ def _sets_default_device(ctx: FileContext) -> bool:
     )
 
 
-def _first_input(forward: cst.FunctionDef) -> str | None:
-    """`x` for `def forward(self, x, ...)`."""
-    params = forward.params.params
-    if len(params) >= 2 and params[0].name.value == "self":
-        return params[1].name.value
-    return None
-
-
 class Flow(Enum):
     """What happens to a CPU tensor: moved to a device, mixed with a tensor on the model's
-    device, or neither (kept local, indexed with, read on the host, returned)."""
+    device, returned by `forward`, or none of these (kept local, used as an index, read on
+    the host)."""
 
     MOVED = 3
     MIXED = 2
@@ -618,6 +612,11 @@ class _Finder:
                             found[id(method)] = method
                             stack.append(method)
         return list(found.values())
+
+    def first_tensor_input(self, func: cst.FunctionDef) -> str | None:
+        """`x` for `def forward(self, x, ...)`: the first parameter that holds a device tensor."""
+        names = self._names_on_device(func)
+        return next((p.name.value for p in func.params.params if p.name.value in names), None)
 
     def _self_call(self, call: cst.Call) -> bool:
         owner = an.receiver(call)

@@ -77,7 +77,7 @@ class SamplerSetEpochMissing(Rule):
     CODE = "TL014"
     NAME = "sampler-set-epoch-missing"
     SUMMARY = "DistributedSampler never gets `set_epoch()` in the epoch loop: every epoch has the same order"
-    TRIGGERS = (("DistributedSampler",),)
+    TRIGGERS = (("DistributedSampler",), ("DataLoader",))
 
     VALID = [
         # set_epoch at the top of the epoch loop.
