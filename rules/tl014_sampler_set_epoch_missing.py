@@ -173,6 +173,20 @@ class SamplerSetEpochMissing(Rule):
             for batch in loader:
                 step(batch)
         """,
+        # Another function's sampler of the same name is another object.
+        """
+        from torch.utils.data import DataLoader, DistributedSampler, RandomSampler
+        def distributed_loader(ds):
+            sampler = DistributedSampler(ds)
+            return DataLoader(ds, sampler=sampler)
+
+        def single_process_training(ds, epochs):
+            sampler = RandomSampler(ds)
+            loader = DataLoader(ds, sampler=sampler)
+            for epoch in range(epochs):
+                for batch in loader:
+                    step(batch)
+        """,
         # Accelerate's prepared loaders set the epoch themselves.
         """
         from accelerate import Accelerator
@@ -425,7 +439,10 @@ def _samplers(ctx: FileContext, idx: an.Index) -> Iterator[_Sampler]:
         name = an.dotted(target) if target is not None else None
         if target is not None and name is None:
             continue
+        local = name is not None and not name.startswith("self.")
         for loader in loaders:
+            if local and idx.scope(loader) is not idx.scope(call):
+                continue  # another function's `sampler` is another object
             if _draws_from(idx, loader, call, name):
                 loader_target = an.bound_target(idx, loader)
                 loader_name = an.dotted(loader_target) if loader_target is not None else None

@@ -133,6 +133,21 @@ class DataloaderStarvesGpu(Rule):
         for batch in loader:
             model(batch).backward()
         """,
+        # A dataset class of the same module that puts its samples on the GPU.
+        """
+        import torch
+        from torch.utils.data import DataLoader, Dataset
+        class GpuDataset(Dataset):
+            def __init__(self, x):
+                self.x = x.to("cuda")
+
+            def __getitem__(self, i):
+                return self.x[i]
+
+        loader = DataLoader(GpuDataset(features), batch_size=64)
+        for xb in loader:
+            model(xb).sum().backward()
+        """,
         # A file that mentions CUDA but trains nowhere and moves no batches.
         """
         import torch
@@ -303,7 +318,7 @@ class DataloaderStarvesGpu(Rule):
         loaders = an.calls_to(ctx, LOADERS, frozenset({"DataLoader"}))
         if not loaders or not (an.training(ctx).backward or _moves_in_loop(idx)):
             return
-        gpu = _GpuData(idx)
+        gpu = _GpuData(idx, an.functions(ctx))
         asynchronous = _copies_asynchronously(idx)
         for call in loaders:
             dataset = _dataset(call)
@@ -402,10 +417,12 @@ def _fix(call: cst.Call, pinned: cst.BaseExpression | None) -> FixSpec | None:
 
 
 class _GpuData:
-    """Whether a dataset expression holds tensors created on or moved to a GPU."""
+    """Whether a dataset expression holds tensors created on or moved to a GPU, directly or
+    through a dataset class of the same module that places its samples on a device."""
 
-    def __init__(self, idx: an.Index) -> None:
+    def __init__(self, idx: an.Index, funcs: an.Functions) -> None:
         self.idx = idx
+        self.funcs = funcs
         self.assigned: dict[str, list[cst.BaseExpression]] = {}
         for assign in idx.nodes(cst.Assign):
             for target in assign.targets:
@@ -417,10 +434,18 @@ class _GpuData:
         if expr is None or depth > MAX_DEPTH:
             return False
         for call in self.idx.within(expr, cst.Call):
-            if an.method_name(call) in ("cuda", "to") or an.keyword(call, "device") is not None:
+            if _places(call):
+                return True
+            methods = self.funcs.methods.get(an.callee_name(call) or "", {})
+            if any(_places(inner) for method in methods.values() for inner in self.idx.within(method, cst.Call)):
                 return True
         for node in self.idx.within(expr, cst.Name, cst.Attribute):
             name = an.dotted(node)
             if name and any(self.holds_gpu_tensors(v, depth + 1) for v in self.assigned.get(name, [])):
                 return True
         return False
+
+
+def _places(call: cst.Call) -> bool:
+    """`.cuda()`, `.to(...)`, `device=...`: a tensor put on a device."""
+    return an.method_name(call) in ("cuda", "to") or an.keyword(call, "device") is not None
