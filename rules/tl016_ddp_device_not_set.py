@@ -56,6 +56,9 @@ class DdpDeviceNotSet(Rule):
     model = Net().cuda()
     model = DistributedDataParallel(model, device_ids=[local_rank])
     ```
+    Not reported: a model moved to `cuda:{local_rank}` (or `.cuda(rank)`, `.to(rank)`), CPU
+    process groups (`gloo`, `mpi`), `CUDA_VISIBLE_DEVICES` set per process, and scripts run
+    by Accelerate, Lightning, DeepSpeed or Ignite, which pick each process's device.
 
     ## Fix safety
     No automatic fix: the index to use (`LOCAL_RANK`, a spawned process's rank, `args.gpu`)
@@ -281,7 +284,7 @@ class DdpDeviceNotSet(Rule):
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         inits = an.calls_to(ctx, INIT, frozenset({"init_process_group", "dist.init_process_group"}))
-        if not inits or not an.uses_cuda(ctx) or _device_chosen(ctx, inits):
+        if not inits or not an.uses_cuda(ctx) or _device_chosen(ctx, inits) or _cpu_backends_only(inits):
             return
         imps = an.imports(ctx)
         if any(imps.mentions(framework) for framework in MANAGED):
@@ -325,8 +328,10 @@ def _device_chosen(ctx: FileContext, inits: list[cst.Call]) -> bool:
     """Something in the file selects the process's device, or may."""
     if "CUDA_VISIBLE_DEVICES" in ctx.source:
         return True
-    if any(an.keyword(init, "device_id") is not None or any(a.star for a in init.args) for init in inits):
+    if any(any(a.star for a in init.args) for init in inits):
         return True
+    if any(arg.keyword is not None and arg.keyword.value == "device_id" for arg in an.index(ctx).nodes(cst.Arg)):
+        return True  # `init_process_group(device_id=...)`, `FSDP(device_id=...)`
     imps = an.imports(ctx)
     for call in an.index(ctx).nodes(cst.Call):
         name = an.callee_name(call)
@@ -345,11 +350,22 @@ def _gives_devices(call: cst.Call) -> bool:
     )
 
 
-def _backend_is_nccl(init: cst.Call) -> bool:
+def _backend(init: cst.Call) -> str | None:
+    """The backend when it is spelled as a string literal."""
     args = an.positional(init)
     backend = an.keyword(init, "backend")
     value = backend.value if backend is not None else (args[0].value if args else None)
-    return value is not None and an.string_text(value) == "nccl"
+    return an.string_text(value) if value is not None else None
+
+
+def _backend_is_nccl(init: cst.Call) -> bool:
+    return _backend(init) == "nccl"
+
+
+def _cpu_backends_only(inits: list[cst.Call]) -> bool:
+    """Every process group is started with a literal backend other than NCCL (gloo, mpi)."""
+    backends = [_backend(init) for init in inits]
+    return all(b is not None and b != "nccl" for b in backends)
 
 
 class _Placements:
