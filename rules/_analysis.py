@@ -805,8 +805,8 @@ def execution_order(scope: cst.CSTNode) -> list[Step]:
 
 
 # ---------------------------------------------------------------------------
-# Pack 2, devices (TL011, TL014, TL016, TL017): CUDA use, calls of known classes,
-# what a value is bound to, and loops over a named object.
+# Pack 2, devices (TL011, TL014, TL016, TL017): CUDA use, calls of known classes, and the
+# mentions of a named object.
 
 
 def calls_to(ctx: FileContext, qualified: frozenset[str], bare: frozenset[str] = frozenset()) -> list[cst.Call]:
@@ -859,20 +859,6 @@ def _build_uses_cuda(ctx: FileContext) -> bool:
     return False
 
 
-def bound_target(idx: Index, value: cst.CSTNode) -> cst.BaseExpression | None:
-    """What `value` is assigned to: `x = value`, `x: T = value`, `x = value if c else None`,
-    `(x := value)`. With several targets (`a = b = value`), the first."""
-    current = value
-    parent = idx.parent(current)
-    while isinstance(parent, cst.IfExp) and current is not parent.test:
-        current, parent = parent, idx.parent(parent)
-    if isinstance(parent, cst.Assign) and parent.value is current:
-        return parent.targets[0].target
-    if isinstance(parent, (cst.AnnAssign, cst.NamedExpr)) and parent.value is current:
-        return parent.target
-    return None
-
-
 def mentions(idx: Index, scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
     """Names and attribute chains in `scope` that spell `name` (`loader`, `self.loader`),
     including as the receiver of an attribute (`loader.sampler`)."""
@@ -887,18 +873,4 @@ def mentions(idx: Index, scope: cst.CSTNode, name: str) -> list[cst.BaseExpressi
             continue
         if dotted(node) == name:
             found.append(node)
-    return found
-
-
-def loops_over(idx: Index, scope: cst.CSTNode, name: str) -> list[cst.For]:
-    """`for` loops in `scope` that iterate `name`: `for b in loader`, `for i, b in enumerate(loader)`,
-    `for b in tqdm(loader, ...)`."""
-    found: list[cst.For] = []
-    for node in mentions(idx, scope, name):
-        parent = idx.parent(node)
-        if isinstance(parent, cst.Attribute) and parent.value is node:
-            continue  # `loader.dataset`: another object
-        loop = idx.enclosing(node, (cst.For,))
-        if isinstance(loop, cst.For) and idx.contains(loop.iter, node):
-            found.append(loop)
     return found

@@ -435,7 +435,7 @@ def _samplers(ctx: FileContext, idx: an.Index) -> Iterator[_Sampler]:
             continue
         if shuffle is not None and not (isinstance(shuffle.value, cst.Name) and shuffle.value.value == "True"):
             continue
-        target = an.bound_target(idx, call)
+        target = _bound_target(idx, call)
         name = an.dotted(target) if target is not None else None
         if target is not None and name is None:
             continue
@@ -444,7 +444,7 @@ def _samplers(ctx: FileContext, idx: an.Index) -> Iterator[_Sampler]:
             if local and idx.scope(loader) is not idx.scope(call):
                 continue  # another function's `sampler` is another object
             if _draws_from(idx, loader, call, name):
-                loader_target = an.bound_target(idx, loader)
+                loader_target = _bound_target(idx, loader)
                 loader_name = an.dotted(loader_target) if loader_target is not None else None
                 if _says_eval(name) or _says_eval(loader_name) or _prepared(idx, loader, loader_name):
                     continue
@@ -509,13 +509,13 @@ def _iterations(idx: an.Index, funcs: an.Functions, sampler: _Sampler) -> list[c
         if call is None:
             continue
         if an.callee_name(call) in ITERATION_WRAPPERS:
-            wrapper = an.bound_target(idx, call)
+            wrapper = _bound_target(idx, call)
             if wrapper is not None and (wrapper_name := an.dotted(wrapper)):
                 names.append(wrapper_name)
         elif any(idx.within(f, cst.For) for f in funcs.resolve(call)):
             found.append(call)
     for name in names:
-        found.extend(an.loops_over(idx, scope, name))
+        found.extend(_loops_over(idx, scope, name))
     return found
 
 
@@ -599,3 +599,31 @@ def _may_be_none(ctx: FileContext, idx: an.Index, sampler: _Sampler) -> bool:
         if any(an.dotted(t.target) == sampler.name for t in assign.targets):
             assigned += 1
     return assigned > 1
+
+
+def _bound_target(idx: an.Index, value: cst.CSTNode) -> cst.BaseExpression | None:
+    """What `value` is assigned to: `x = value`, `x: T = value`, `x = value if c else None`,
+    `(x := value)`. With several targets (`a = b = value`), the first."""
+    current = value
+    parent = idx.parent(current)
+    while isinstance(parent, cst.IfExp) and current is not parent.test:
+        current, parent = parent, idx.parent(parent)
+    if isinstance(parent, cst.Assign) and parent.value is current:
+        return parent.targets[0].target
+    if isinstance(parent, (cst.AnnAssign, cst.NamedExpr)) and parent.value is current:
+        return parent.target
+    return None
+
+
+def _loops_over(idx: an.Index, scope: cst.CSTNode, name: str) -> list[cst.For]:
+    """`for` loops in `scope` that iterate `name`: `for b in loader`, `for i, b in enumerate(loader)`,
+    `for b in tqdm(loader, ...)`."""
+    found: list[cst.For] = []
+    for node in an.mentions(idx, scope, name):
+        parent = idx.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            continue  # `loader.dataset`: another object
+        loop = idx.enclosing(node, (cst.For,))
+        if isinstance(loop, cst.For) and idx.contains(loop.iter, node):
+            found.append(loop)
+    return found
