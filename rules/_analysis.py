@@ -804,6 +804,169 @@ def execution_order(scope: cst.CSTNode) -> list[Step]:
     return out
 
 
+# Local dataflow: which binding a name refers to, in source order.
+#
+# Flow-insensitive on purpose: the binding a use sees is the latest one of the same
+# function that ends before the use in source order (branches and loops are not
+# followed). Cheap, and right for the straight-line code where tensors are built.
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+@dataclass(frozen=True)
+class Binding:
+    """One binding of a local name, in effect after source order `order`.
+
+    `value` is the assigned expression when the target is the bare name (`y = expr`,
+    `y: T = expr`, `a = y = expr`, `(y := expr)`); None when the bound value is not an
+    expression of the code (unpacking, loop targets, `with ... as`, augmented assignment,
+    parameters, imports, `except ... as`, `del`, nested `def`/`class`).
+    """
+
+    name: str
+    order: int
+    node: cst.CSTNode
+    value: cst.BaseExpression | None
+
+
+_BINDING_NODES: tuple[type[cst.CSTNode], ...] = (
+    cst.Assign,
+    cst.AnnAssign,
+    cst.AugAssign,
+    cst.NamedExpr,
+    cst.For,
+    cst.WithItem,
+    cst.Param,
+    cst.ExceptHandler,
+    cst.Del,
+    cst.Import,
+    cst.ImportFrom,
+    cst.FunctionDef,
+    cst.ClassDef,
+)
+
+
+def target_names(target: cst.BaseExpression) -> list[cst.Name]:
+    """Bare names bound by an assignment target (`a`, `a, (b, *c)`); not `x.a` or `x[i]`."""
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in target_names(el.value)]
+    if isinstance(target, cst.StarredElement):
+        return target_names(target.value)
+    return []
+
+
+class Bindings:
+    """Bindings of local names per function (or module), built lazily per scope."""
+
+    def __init__(self, idx: Index) -> None:
+        self.idx = idx
+        self._scopes: dict[int, dict[str, list[Binding]]] = {}
+
+    def of(self, scope: cst.CSTNode) -> dict[str, list[Binding]]:
+        """Name -> its bindings in `scope` (not in nested functions), in source order."""
+        table = self._scopes.get(id(scope))
+        if table is None:
+            table = self._scopes[id(scope)] = self._build(scope)
+        return table
+
+    def before(self, scope: cst.CSTNode, name: str, order: int) -> Binding | None:
+        """The latest binding of `name` in `scope` that ends before source order `order`."""
+        found = self.of(scope).get(name)
+        if not found:
+            return None
+        i = bisect_left([b.order for b in found], order)
+        return found[i - 1] if i else None
+
+    def seen_by(self, use: cst.Name) -> Binding | None:
+        """The binding that the name `use` reads, or None (a global, a builtin, unbound)."""
+        idx = self.idx
+        scope = idx.scope(use)
+        for ancestor in idx.ancestors(use):
+            if ancestor is scope:
+                break
+            if isinstance(ancestor, _COMPREHENSIONS) and use.value in _comprehension_names(ancestor):
+                return Binding(use.value, idx.order(ancestor), ancestor, None)
+        return self.before(scope, use.value, idx.order(use))
+
+    def _build(self, scope: cst.CSTNode) -> dict[str, list[Binding]]:
+        idx = self.idx
+        table: dict[str, list[Binding]] = defaultdict(list)
+        for node in idx.within(scope, *_BINDING_NODES):
+            if node is scope or idx.scope(node) is not scope:
+                continue
+            for name, order, value in _bound(idx, node):
+                table[name].append(Binding(name, order, node, value))
+        for found in table.values():
+            found.sort(key=lambda b: b.order)
+        return dict(table)
+
+
+def _comprehension_names(comp: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+    for_in = getattr(comp, "for_in", None)
+    while isinstance(for_in, cst.CompFor):
+        names.update(n.value for n in target_names(for_in.target))
+        for_in = for_in.inner_for_in
+    return names
+
+
+def _bound(idx: Index, node: cst.CSTNode) -> list[tuple[str, int, cst.BaseExpression | None]]:
+    """(name, order after which it is bound, assigned expression or None) for one node."""
+    end = idx.end(node)
+    if isinstance(node, cst.Assign):
+        out: list[tuple[str, int, cst.BaseExpression | None]] = []
+        for t in node.targets:
+            plain = isinstance(t.target, cst.Name)
+            out.extend((n.value, end, node.value if plain else None) for n in target_names(t.target))
+        return out
+    if isinstance(node, cst.AnnAssign):
+        if node.value is None:
+            return []
+        plain = isinstance(node.target, cst.Name)
+        return [(n.value, end, node.value if plain else None) for n in target_names(node.target)]
+    if isinstance(node, cst.AugAssign):
+        return [(n.value, end, None) for n in target_names(node.target)]
+    if isinstance(node, cst.NamedExpr):
+        return [(n.value, end, node.value) for n in target_names(node.target)]
+    if isinstance(node, cst.For):
+        return [(n.value, idx.end(node.iter), None) for n in target_names(node.target)]
+    if isinstance(node, cst.WithItem):
+        if node.asname is None:
+            return []
+        return [(n.value, end, None) for n in target_names(node.asname.name)]
+    if isinstance(node, cst.Param):
+        return [(node.name.value, end, None)]
+    if isinstance(node, cst.ExceptHandler):
+        if node.name is None or not isinstance(node.name.name, cst.Name):
+            return []
+        return [(node.name.name.value, idx.order(node.body), None)]
+    if isinstance(node, cst.Del):
+        return [(n.value, end, None) for n in target_names(node.target)]
+    if isinstance(node, (cst.Import, cst.ImportFrom)):
+        if isinstance(node.names, cst.ImportStar):
+            return []
+        out = []
+        for alias in node.names:
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                out.append((alias.asname.name.value, end, None))
+            else:
+                out.append(((dotted(alias.name) or "").partition(".")[0], end, None))
+        return out
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        return [(node.name.value, end, None)]
+    return []
+
+
+def bindings(ctx: FileContext) -> Bindings:
+    return ctx.analysis(_build_bindings)
+
+
+def _build_bindings(ctx: FileContext) -> Bindings:
+    return Bindings(index(ctx))
+
+
 # ---------------------------------------------------------------------------
 # Pack 2, devices (TL011, TL014, TL016, TL017): CUDA use, calls of known classes, and the
 # mentions of a named object.

@@ -217,6 +217,15 @@ class MissingZeroGrad(Rule):
                 optimizer.step()
                 optimizer.zero_grad()
         """,
+        # A fresh optimizer over a fresh tensor every iteration (latent optimization).
+        """
+        for t in timesteps:
+            x_in = latents.detach().clone().requires_grad_(True)
+            opt = torch.optim.SGD([x_in], lr=0.1)
+            loss = guidance_loss(unet(x_in, t))
+            loss.backward()
+            opt.step()
+        """,
         # A project helper that clears gradients, imported from elsewhere.
         """
         from utils import zero_grads
@@ -383,6 +392,7 @@ class MissingZeroGrad(Rule):
                 loop
                 for loop in loops
                 if not any(train.clears_gradients_of(clear, step) for clear in reach.events(loop, "clears"))
+                and not reach.builds_optimizer(loop, train.optimizer_of(step))
             ]
             if bad:
                 yield self.report(step, self._message(ctx, train, step, bad[0], reach))
@@ -440,6 +450,15 @@ class _LoopReach:
         return [
             loop for loop in candidates if not any(id(inner) in candidate_ids for inner in self.inner_loops(loop))
         ]
+
+    def builds_optimizer(self, loop: cst.For | cst.While, optimizer: cst.BaseExpression) -> bool:
+        """A fresh optimizer every iteration, usually over fresh tensors (latent optimization)."""
+        name = an.dotted(optimizer)
+        return name is not None and any(
+            an.dotted(target.target) == name
+            for assign in self.idx.within(loop.body, cst.Assign)
+            for target in assign.targets
+        )
 
     def clears_outside(self, loop: cst.For | cst.While) -> bool:
         """A clear runs in the same function before the loop, or in an enclosing loop."""

@@ -29,6 +29,11 @@ TORCH_HOST_ONLY = frozenset(
     """device manual_seed seed no_grad inference_mode enable_grad autocast load save compile
     tensor as_tensor from_numpy is_tensor is_grad_enabled numel typename""".split()
 )
+# Factories launch at most a fill kernel: not the work anyone times.
+TORCH_FACTORIES = frozenset(
+    """zeros ones empty full arange linspace logspace eye rand randn randint randperm zeros_like
+    ones_like empty_like full_like rand_like randn_like randint_like""".split()
+)
 TORCH_OP_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
 # Tensor methods that are unmistakably GPU compute (generic names such as `add` or `sum`
 # are left out: too many non-tensor objects have them).
@@ -36,10 +41,17 @@ TENSOR_WORK = frozenset(
     """matmul mm bmm mv addmm baddbmm einsum conv1d conv2d conv3d softmax log_softmax relu gelu
     sigmoid tanh topk argmax argmin cumsum backward""".split()
 )
+# `module_id`, `model_config`: names about a model, not the model.
+NOT_MODEL_SUFFIXES = frozenset(
+    """id ids name names path dir file config cfg type types size sizes list dict state params
+    parameters kwargs args info spec str fn class cls""".split()
+)
 # A callee named like a verb builds or fetches something rather than running a model.
 VERBS = frozenset(
-    """get load import build create make init register named set add find to compile wrap
-    save print log""".split()
+    """get load import build create make init initialize register named set add find to compile
+    wrap unwrap save print log shard parallelize prepare freeze unfreeze convert export quantize
+    update copy clone move apply fuse replace patch setup reset check validate inspect count
+    summarize describe eval evaluate test train run val benchmark profile measure time""".split()
 )
 MODEL_WORDS = frozenset(
     """model net network encoder decoder backbone layer layers block module head generator
@@ -100,7 +112,7 @@ class UnsynchronizedTiming(Rule):
     No automatic fix: where to synchronize depends on what the measurement is for.
 
     ## Runtime confirmation
-    On a GPU, `torch.probe` confirms it when the script reads the wall clock while the
+    On a GPU, `torchlint probe` confirms it when the script reads the wall clock while the
     current CUDA stream still has queued work.
 
     ## References
@@ -236,6 +248,32 @@ class UnsynchronizedTiming(Rule):
         torch.cuda.current_stream().synchronize()
         t1 = time.perf_counter()
         print(t1 - t0)
+        """,
+        # Loop-carried per-iteration timing (minGPT, nanoGPT).
+        """
+        import time, torch
+        t0 = time.time()
+        while True:
+            logits, loss = model(X.cuda(), Y.cuda())
+            loss.backward()
+            optimizer.step()
+            t1 = time.time()
+            dt = t1 - t0
+            t0 = t1
+        """,
+        # Timing whole epochs run by helpers (word_language_model).
+        """
+        import time, torch
+        def train():
+            for batch in range(0, n, bptt):
+                output = model(data[batch].cuda())
+                loss = criterion(output, targets[batch])
+                loss.backward()
+
+        for epoch in range(1, epochs + 1):
+            epoch_start_time = time.time()
+            train()
+            print("epoch time", time.time() - epoch_start_time)
         """,
         # Copy to the host ends the region.
         """
@@ -426,8 +464,15 @@ class _Timing:
             return Effect.WORK
         # `model(x)`, `self.encoder(x)`, `net.forward(x)`: a call of something named like a model.
         target = node.func.value if method == "forward" else node.func  # type: ignore[attr-defined]
-        tokens = an.name_tokens(an.last_name(target) or "")
-        if tokens and tokens[0] not in VERBS and tokens[-1] in MODEL_WORDS:
+        name = an.last_name(target) or ""
+        tokens = an.name_tokens(name)
+        if (
+            tokens
+            and not name[:1].isupper()  # `Model(cfg)` builds a model; it does not run one
+            and tokens[0] not in VERBS
+            and tokens[-1] not in NOT_MODEL_SUFFIXES
+            and any(t in MODEL_WORDS for t in tokens)
+        ):
             return Effect.WORK
         return None
 
@@ -438,6 +483,10 @@ class _Timing:
             return self._summaries[key]
         self._summaries[key] = None  # recursion guard
         last: Effect | None = None
+        if self.idx.within(func, cst.For, cst.While):
+            # A helper that loops (a train or evaluate epoch) does its own host reads more
+            # often than not, and an error of one iteration in an epoch does not matter.
+            return None
         for step in an.execution_order(func):
             effect = self.effect(step.node, depth)
             if effect is not None:
@@ -490,10 +539,11 @@ class _Timing:
         return None
 
     def _subtracted_variable(self, clock: cst.CSTNode) -> str | None:
-        """`t0` for `time.time() - t0`, or for `t1 = time.time()` followed by `t1 - t0`."""
+        """`t0` for `time.time() - t0`, or for `t1 = time.time()` followed by `t1 - t0`.
+        None for a timeout check (`time.time() - t0 > limit`), which measures nothing."""
         parent = self.idx.parent(clock)
         if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Subtract):
-            if parent.left is clock:
+            if parent.left is clock and not self._compared(parent):
                 return an.dotted(parent.right)
             return None
         assigned = self._assigned_name(clock)
@@ -510,6 +560,14 @@ class _Timing:
                 return an.dotted(binop.right)
         return None
 
+    def _compared(self, node: cst.CSTNode) -> bool:
+        for ancestor in self.idx.ancestors(node):
+            if isinstance(ancestor, cst.Comparison):
+                return True
+            if not isinstance(ancestor, (cst.BinaryOperation, cst.UnaryOperation, cst.Call, cst.Arg)):
+                return False
+        return False
+
     def _assigned_name(self, clock: cst.CSTNode) -> str | None:
         parent = self.idx.parent(clock)
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
@@ -521,10 +579,12 @@ class _Timing:
     def _reassigned_later(
         self, steps: list[an.Step], position: dict[int, int], end: int, loop: cst.CSTNode, variable: str
     ) -> bool:
-        return any(
-            loop in s.loops and self.is_clock(s.node) and self._assigned_name(s.node) == variable
-            for s in steps[end + 1 :]
-        )
+        """`variable` is assigned again later in `loop`'s body (`t0 = t1` or `t0 = time.time()`)."""
+        after = self.idx.order(steps[end].node)
+        for assign in self.idx.within(loop, cst.Assign):
+            if self.idx.order(assign) > after and any(an.dotted(t.target) == variable for t in assign.targets):
+                return True
+        return False
 
     def _pending(self, region: list[an.Step], depth: int) -> bool:
         """GPU work is queued at the end of `region`: work after the last sync, and no sync
@@ -532,6 +592,9 @@ class _Timing:
         `depth` is how many loops the region's start runs in."""
         pending = False
         for step in region:
+            if len(step.loops) > depth and self._optimizer_step(step.node):
+                # Timing a training phase of many steps: the error is one step at most.
+                return False
             effect = self.effect(step.node)
             if effect is Effect.WORK:
                 pending = True
@@ -540,6 +603,13 @@ class _Timing:
                     return False
                 pending = False
         return pending
+
+    def _optimizer_step(self, node: cst.CSTNode) -> bool:
+        return (
+            isinstance(node, cst.Call)
+            and an.method_name(node) == "step"
+            and an.name_says_optimizer(an.last_name(node.func.value))  # type: ignore[attr-defined]
+        )
 
     def _event_unsynced(self, before: list[an.Step], event: cst.BaseExpression) -> bool:
         """`event.record()` happened and nothing synchronized after it."""
@@ -559,7 +629,12 @@ def _is_torch_op(callee: str) -> bool:
     parts = callee.split(".")
     if len(parts) == 2 and parts[0] == "torch":
         op = parts[1]
-        return op[:1].islower() and not op.startswith(("set_", "get_", "is_", "_")) and op not in TORCH_HOST_ONLY
+        return (
+            op[:1].islower()
+            and not op.startswith(("set_", "get_", "is_", "_"))
+            and op not in TORCH_HOST_ONLY
+            and op not in TORCH_FACTORIES
+        )
     return callee.startswith(TORCH_OP_NAMESPACES) and len(parts) == len(TORCH_OP_NAMESPACES[0].split("."))
 
 

@@ -46,9 +46,10 @@ class DataloaderStarvesGpu(Rule):
     whose arguments come from `**kwargs`.
 
     ## Fix safety
-    The fix adds `pin_memory=True` and is unsafe: pinning fails on CUDA tensors produced by a
-    dataset or collate function, and uses page-locked host memory. The number of workers is
-    left to you: it changes how the dataset is copied into processes, and random state.
+    When only pinning is missing, the fix adds `pin_memory=True`; it is unsafe: pinning fails
+    on CUDA tensors produced by a dataset or collate function, and uses page-locked host
+    memory. The number of workers is left to you: it changes how the dataset is copied into
+    processes, and random state.
 
     ## References
     - https://pytorch.org/docs/stable/data.html#single-and-multi-process-data-loading
@@ -205,7 +206,7 @@ class DataloaderStarvesGpu(Rule):
                 loss.backward()
             """,
         ),
-        # Neither workers nor pinned memory (the fix pins; the number of workers stays yours).
+        # Neither workers nor pinned memory (no fix: the number of workers is yours to choose).
         """
         import torch
         device = torch.device("cuda")
@@ -330,7 +331,9 @@ class DataloaderStarvesGpu(Rule):
             no_pinning = pinned is None or an.is_false(pinned)
             # Pinning alone matters most where the code asks for asynchronous copies.
             if no_workers or (no_pinning and asynchronous):
-                yield self.report(call, _message(no_workers, no_pinning, workers is None), _fix(call, pinned))
+                # A fix must cure its finding: only pinning can be fixed without a choice.
+                fix = None if no_workers else _fix(call, pinned)
+                yield self.report(call, _message(no_workers, no_pinning, workers is None), fix)
 
 
 def _setting(call: cst.Call, name: str, position: int) -> cst.BaseExpression | None:

@@ -5,13 +5,20 @@ Adding a rule adds its tests here without touching this file.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import libcst as cst
 import pytest
 from conftest import expected_findings
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from torchlint import engine
+from torchlint.config import Config
+from torchlint.finding import Finding
+from torchlint.fix import fix_source
 from torchlint.registry import all_rules
 from torchlint.rule import DOC_SECTIONS, Rule
+from torchlint.sources import SourceFile
 
 CASES = [
     pytest.param(rule, kind, i, id=f"{rule.CODE}-{kind}-{i}")
@@ -43,19 +50,51 @@ def test_example(rule: type[Rule], kind: str, i: int) -> None:
         assert got == want, f"expected {sorted(want)}, got {sorted(got)}: {[f.message for f in findings]}"
 
 
-@pytest.mark.parametrize("rule, kind, i", [c for c in CASES if c.values[1] == "invalid"])
+@pytest.mark.parametrize("rule, kind, i", CASES)
 def test_fix(rule: type[Rule], kind: str, i: int) -> None:
-    """A fix leaves a file that parses, changes only flagged code, and cures the finding."""
+    """Every fix (unsafe ones included), applied as `check --fix` does, leaves a file that
+    parses, changes only the statement it was offered for, and cures its finding; VALID
+    examples stay untouched; an example's `fixed=` form is what the fixes produce."""
     example = rule.examples(kind)[i]
+    source = SourceFile(Path("example.py"), example.code, len(example.code))
+    fixed, applied, remaining = fix_source(source, "example.py", [rule()], Config(), unsafe=True)
     findings = run(rule, example.code)
-    edits = [edit for f in findings if f.fix for edit in f.fix.edits]
-    if example.fixed_code is None:
+    if kind == "valid":
+        assert applied == 0 and fixed.text == example.code
         return
-    assert edits, "the example declares a fixed form but the rule offered no fix"
-    fixed = engine.apply_edits(example.code, edits)
-    assert fixed == example.fixed_code
-    cst.parse_module(fixed)
-    assert run(rule, fixed) == []
+    offered = [f for f in findings if f.fix]
+    if not offered:
+        assert example.fixed_code is None, "the example declares a fixed form but the rule offered no fix"
+        return
+    for finding in offered:
+        assert finding.fix is not None
+        first, last = enclosing_statement(example.code, finding)
+        for edit in finding.fix.edits:
+            assert first <= edit.line and edit.end_line <= last + (edit.end_column == 1), (
+                f"the fix of line {finding.line} edits lines {edit.line}-{edit.end_line}, "
+                f"outside its statement (lines {first}-{last})"
+            )
+    cst.parse_module(fixed.text)
+    assert applied >= 1
+    assert not [f for f in remaining if f.fix], "a fixed file still has fixable findings: the fix did not cure them"
+    assert len(remaining) <= len(findings) - len(offered)
+    if example.fixed_code is not None:
+        assert fixed.text == example.fixed_code
+
+
+def enclosing_statement(source: str, finding: Finding) -> tuple[int, int]:
+    """First and last line of the innermost statement that contains the finding's start."""
+    wrapper = MetadataWrapper(cst.parse_module(source))
+    positions = wrapper.resolve(PositionProvider)
+    best: tuple[int, int] = (1, source.count("\n") + 1)
+    start = (finding.line, finding.column - 1)
+    for node, where in positions.items():
+        if not isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            continue
+        if (where.start.line, where.start.column) <= start <= (where.end.line, where.end.column):
+            if where.end.line - where.start.line <= best[1] - best[0]:
+                best = (where.start.line, where.end.line)
+    return best
 
 
 @pytest.mark.parametrize("rule", all_rules(), ids=lambda r: r.CODE)

@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from torchlint import engine
+from torchlint import engine, notebook
 from torchlint.config import Config
 from torchlint.discovery import discover, display_path
 from torchlint.finding import Finding
 from torchlint.registry import all_rules, matches
 from torchlint.rule import Rule
-from torchlint.sources import Unreadable, read_source
+from torchlint.sources import SourceFile, Unreadable, read_source
 
 # Below this many files a process pool costs more than it saves (the pre-commit case).
 POOL_MIN_FILES = 24
@@ -87,7 +87,16 @@ def check_file(path: Path, name: str, rules: Sequence[Rule], config: Config) -> 
             f"{config.max_file_size / 1e6:.1f} MB; raise max-file-size in [tool.torchlint] to check it"
         )
         return _filter([engine.parse_error(name, 1, 1, reason)], config, name)
-    return _filter(engine.check_source(source.text, name, rules), config, name)
+    return findings_for(source, name, rules, config)
+
+
+def findings_for(source: SourceFile, name: str, rules: Sequence[Rule], config: Config) -> list[Finding]:
+    """The findings for a file already read (or fixed in memory), filtered by `config`."""
+    if source.notebook is not None:
+        findings = notebook.check(source.notebook, lambda text: engine.check_source(text, name, rules))
+    else:
+        findings = engine.check_source(source.text, name, rules)
+    return _filter(findings, config, name)
 
 
 def _filter(findings: Iterable[Finding], config: Config, name: str) -> list[Finding]:

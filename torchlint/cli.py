@@ -12,6 +12,7 @@ import click
 from torchlint import __version__
 from torchlint.config import Config, ConfigError, discover_config, load_config
 from torchlint.discovery import MissingPathError
+from torchlint.finding import Finding
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -61,12 +62,19 @@ def main() -> None:
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--select", multiple=True, help="Rule codes, prefixes or names to enable (comma-separated).")
 @click.option("--ignore", multiple=True, help="Rule codes, prefixes or names to disable (comma-separated).")
-@click.option("--format", "output_format", default="text", show_default=True, help="Output format.")
+@click.option(
+    "--format", "output_format", default="text", show_default=True, help="Output format: text, json, sarif, github or junit."
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE.")
 @click.option("--exit-zero", is_flag=True, help="Exit with 0 even when there are findings.")
 @click.option("--statistics", is_flag=True, help="Show how many findings each rule produced.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only: no source lines, no summary.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: the CPU count).")
+@click.option("--fix", is_flag=True, help="Apply the safe fixes in place.")
+@click.option("--unsafe-fixes", is_flag=True, help="Count unsafe fixes as fixable: --fix and --diff apply them too.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff instead of writing them; exit 1 if any.")
+@click.option("--force-exclude", is_flag=True, default=None, help="Apply the excludes to files named on the command line too.")
+@click.option("--show-settings", is_flag=True, help="Print the effective settings for PATHS and exit.")
 @config_options
 def check(
     paths: tuple[str, ...],
@@ -78,6 +86,11 @@ def check(
     statistics: bool,
     quiet: bool,
     jobs: int | None,
+    fix: bool,
+    unsafe_fixes: bool,
+    diff: bool,
+    force_exclude: bool | None,
+    show_settings: bool,
     config_file: str | None,
     isolated: bool,
 ) -> None:
@@ -86,19 +99,27 @@ def check(
     from torchlint.report import ReportContext, formats, render
     from torchlint.registry import all_rules
     from torchlint.rule import RuleMeta
-    from torchlint.sources import read_lines
+    from torchlint.sources import read_cell_lines, read_lines
 
     if output_format not in formats():
         fail(f"unknown format {output_format!r}; choose one of {', '.join(formats())}")
     targets = list(paths) or ["."]
     try:
         config = resolve_config(config_file, isolated, targets)
-        config = config.with_overrides(select=split_codes(select), ignore=split_codes(ignore))
+        config = config.with_overrides(
+            select=split_codes(select), ignore=split_codes(ignore), force_exclude=force_exclude
+        )
+        if show_settings:
+            click.echo(config.describe([(r.CODE, r.NAME) for r in api.enabled_rules(config)]), nl=False)
+            sys.exit(EXIT_CLEAN)
         result = api.check_paths(targets, config, jobs=jobs)
     except ConfigError as exc:
         fail(str(exc))
     except MissingPathError as exc:
         fail(f"no such file or folder: {', '.join(exc.paths)}")
+    findings, fixed = result.findings, 0
+    if fix or diff:
+        findings, fixed = apply_fixes(findings, config, unsafe_fixes, diff)
     context = ReportContext(
         files_checked=result.files_checked,
         rules=tuple(RuleMeta.of(rule) for rule in all_rules()),
@@ -107,8 +128,12 @@ def check(
         statistics=statistics,
         version=__version__,
         read_lines=read_lines,
+        read_cell_lines=read_cell_lines,
+        files=tuple(result.files),
+        fixed=fixed,
+        unsafe_fixes=unsafe_fixes,
     )
-    text = render(output_format, result.findings, context)
+    text = render(output_format, findings, context)
     if output:
         try:
             Path(output).write_text(text, encoding="utf-8")
@@ -120,7 +145,22 @@ def check(
         click.echo(f"torchlint: internal error in {error.filename}: {error.message}", err=True)
     if result.internal_errors:
         sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_FINDINGS if result.findings and not exit_zero else EXIT_CLEAN)
+    sys.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
+
+
+def apply_fixes(findings: list[Finding], config: Config, unsafe: bool, diff: bool) -> tuple[list[Finding], int]:
+    """Fix files in place, or print the diff and exit (1 when there is something to fix)."""
+    from torchlint.fix import fix_findings
+
+    result = fix_findings(findings, config, unsafe=unsafe, write=not diff)
+    for failed in result.errors:
+        click.echo(f"torchlint: {failed.name}: {failed.error}", err=True)
+    if diff:
+        click.echo(result.diff, nl=False)
+        n = result.fixed
+        click.echo(f"Would fix {n} finding{'s' if n != 1 else ''}." if n else "No fixes to apply.", err=True)
+        sys.exit(EXIT_FINDINGS if n else EXIT_CLEAN)
+    return result.findings, result.fixed
 
 
 @main.command("rules")
@@ -146,6 +186,28 @@ def explain(rule: str) -> None:
     fix = "available" if found.fixable() else "none"
     click.echo(f"# {found.CODE} {found.NAME}\n\n{found.SUMMARY}\n\nSeverity: {found.SEVERITY.value}. Autofix: {fix}.\n")
     click.echo(found.doc())
+
+
+@main.command()
+@click.option(
+    "-o", "--output", default="docs/rules", show_default=True, type=click.Path(file_okay=False), help="Folder of the pages."
+)
+@click.option("--check", "check_only", is_flag=True, help="Write nothing; exit 1 if the pages are out of date.")
+def docs(output: str, check_only: bool) -> None:
+    """Generate the rule documentation pages from the rules' own metadata."""
+    from torchlint import docs as rule_docs
+    from torchlint.registry import all_rules
+
+    folder = Path(output)
+    try:
+        changed = rule_docs.stale(folder, all_rules()) if check_only else rule_docs.write(folder, all_rules())
+    except OSError as exc:
+        fail(f"cannot write the rule pages to {folder}: {exc.strerror or exc}")
+    for name in changed:
+        click.echo(f"{'out of date' if check_only else 'wrote'}: {folder / name}")
+    if check_only and changed:
+        click.echo("Run `torchlint docs` to regenerate them.", err=True)
+        sys.exit(EXIT_FINDINGS)
 
 
 def run() -> None:

@@ -4,11 +4,12 @@ torchlint.toml, validated strictly: an unknown key or rule code is an error, nev
 from __future__ import annotations
 
 import fnmatch
+import json
 import shlex
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from torchlint.registry import is_valid_selector
 from torchlint.sources import DEFAULT_MAX_FILE_BYTES
@@ -76,6 +77,8 @@ class Config:
     extend_exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     respect_gitignore: bool = True
+    # Apply the excludes to files named on the command line too (pre-commit names them).
+    force_exclude: bool = False
     max_file_size: int = DEFAULT_MAX_FILE_BYTES
     probe: ProbeSettings = field(default_factory=ProbeSettings)
     # The file these settings came from, and the folder that relative patterns use.
@@ -97,6 +100,46 @@ class Config:
                 codes.extend(ignored)
         return tuple(codes)
 
+    def describe(self, enabled: Sequence[tuple[str, str]]) -> str:
+        """The effective settings as `check --show-settings` prints them, TOML-like."""
+
+        def value(v: object) -> str:
+            if isinstance(v, bool):
+                return "true" if v else "false"
+            if isinstance(v, tuple):
+                return "[" + ", ".join(value(x) for x in v) + "]"
+            return json.dumps(v)
+
+        pfi = ", ".join(f"{json.dumps(pattern)} = {value(codes)}" for pattern, codes in self.per_file_ignores)
+        probe = self.probe
+        scripts = ", ".join(
+            f"{json.dumps(s.pattern)} = {{args = {value(s.args)}, env = {json.dumps(dict(s.env))}, "
+            f"timeout = {value(s.timeout)}, max-steps = {value(s.max_steps)}}}"
+            for s in probe.scripts
+        )
+        lines = [
+            f"# settings file: {self.source if self.source else 'none (defaults)'}",
+            f"# root of relative patterns: {self.root if self.root else 'the working folder'}",
+            f"select = {value(self.select)}",
+            f"ignore = {value(self.ignore)}",
+            f"exclude = {value(self.exclude)}",
+            f"extend-exclude = {value(self.extend_exclude)}",
+            f"per-file-ignores = {{{pfi}}}",
+            f"respect-gitignore = {value(self.respect_gitignore)}",
+            f"force-exclude = {value(self.force_exclude)}",
+            f"max-file-size = {self.max_file_size}",
+            "",
+            "[probe]",
+            f"max-steps = {probe.max_steps}",
+            f"timeout = {probe.timeout}",
+            f"device = {json.dumps(probe.device)}",
+            f"scripts = {{{scripts}}}",
+            "",
+            f"# enabled rules ({len(enabled)}):",
+            *(f"#   {code}  {name}" for code, name in enabled),
+        ]
+        return "\n".join(lines) + "\n"
+
     def fingerprint(self) -> str:
         """What of the settings changes findings; the cache keys on it."""
         return repr((self.select, self.ignore, self.per_file_ignores, self.max_file_size))
@@ -109,6 +152,7 @@ _TOP_KEYS = {
     "extend-exclude",
     "per-file-ignores",
     "respect-gitignore",
+    "force-exclude",
     "max-file-size",
     "probe",
 }
@@ -196,6 +240,8 @@ def config_from_mapping(table: Mapping[str, Any], path: Path | None, prefix: str
         changes["per_file_ignores"] = tuple(pairs)
     if "respect-gitignore" in table:
         changes["respect_gitignore"] = _bool(table["respect-gitignore"], where, key_name("respect-gitignore"))
+    if "force-exclude" in table:
+        changes["force_exclude"] = _bool(table["force-exclude"], where, key_name("force-exclude"))
     if "max-file-size" in table:
         changes["max_file_size"] = _positive_int(table["max-file-size"], where, key_name("max-file-size"))
     if "probe" in table:

@@ -160,10 +160,19 @@ def discover(paths: list[str], config: Config, cwd: Path | None = None) -> list[
         start = Path(cwd / arg)
         if start.is_dir():
             _walk(start, excludes, config.respect_gitignore, found)
-        else:
-            # Explicit files are checked whatever their name, unless they vanished.
+        elif not (config.force_exclude and _excluded_file(start.resolve(), excludes, root)):
+            # Explicit files are checked whatever their name, unless `force-exclude`
+            # says otherwise.
             found[start] = None
     return sorted(found, key=lambda p: _sort_key(p, cwd))
+
+
+def _excluded_file(path: Path, excludes: list[IgnorePattern], root: Path) -> bool:
+    """Whether an exclude pattern matches the file or one of its folders below `root`."""
+    if _ignored(excludes, path, False):
+        return True
+    folders = path.parents[: len(path.parents) - len(root.parents) - 1] if root in path.parents else ()
+    return any(_ignored(excludes, folder, True) for folder in folders)
 
 
 def _sort_key(path: Path, cwd: Path) -> str:

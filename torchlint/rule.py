@@ -72,8 +72,23 @@ class FileContext:
             return result
 
 
+# Where the generated rule pages (`torchlint docs`) are published; SARIF help links
+# and the docs index point here.
+REPOSITORY_URL = "https://github.com/torchlint/torchlint"
+RULE_DOC_URL = REPOSITORY_URL + "/blob/main/docs/rules/{code}.md"
+
 _SECTION = re.compile(r"^## (.+)$", re.MULTILINE)
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
+
+
+def doc_sections(doc: str) -> dict[str, str]:
+    """The `## ` sections of a rule's documentation, by heading."""
+    heads = list(_SECTION.finditer(doc))
+    sections: dict[str, str] = {}
+    for i, head in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(doc)
+        sections[head.group(1).strip()] = doc[head.end() : end].strip()
+    return sections
 
 
 class Rule:
@@ -113,13 +128,7 @@ class Rule:
 
     @classmethod
     def doc_sections(cls) -> dict[str, str]:
-        doc = cls.doc()
-        heads = list(_SECTION.finditer(doc))
-        sections: dict[str, str] = {}
-        for i, head in enumerate(heads):
-            end = heads[i + 1].start() if i + 1 < len(heads) else len(doc)
-            sections[head.group(1).strip()] = doc[head.end() : end].strip()
-        return sections
+        return doc_sections(cls.doc())
 
     @classmethod
     def examples(cls, kind: str) -> list[Example]:
@@ -140,6 +149,10 @@ class RuleMeta:
     summary: str
     severity: Severity
     doc: str = field(repr=False)
+
+    @property
+    def url(self) -> str:
+        return RULE_DOC_URL.format(code=self.code)
 
     @classmethod
     def of(cls, rule: type[Rule]) -> RuleMeta:

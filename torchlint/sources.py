@@ -1,11 +1,18 @@
-"""The one place that reads user files: bytes -> text, with Python's encoding rules."""
+"""The one place that reads and writes user files: bytes -> text, with Python's
+encoding rules; notebooks -> their code cells as Python; fixed text -> bytes in the
+file's own encoding and newline style."""
 
 from __future__ import annotations
 
 import io
+import os
+import tempfile
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
+
+from torchlint.newlines import newline_style, normalize, restore
+from torchlint.notebook import Notebook, NotebookError, parse_notebook
 
 DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
 
@@ -13,8 +20,13 @@ DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
 @dataclass(frozen=True)
 class SourceFile:
     path: Path
+    # Python source with "\n" newlines; for a notebook, its code cells joined.
     text: str
     size: int
+    encoding: str = "utf-8"
+    # The file's newline style, restored on writing; None when the file mixes styles.
+    newline: str | None = "\n"
+    notebook: Notebook | None = None
 
 
 @dataclass(frozen=True)
@@ -66,10 +78,19 @@ def decode(path: Path, data: bytes) -> SourceFile | Unreadable:
         return Unreadable(path, f"unknown encoding {encoding!r}")
     if text.startswith("\ufeff"):
         text = text[1:]
+    if path.suffix == ".ipynb":
+        return _notebook(path, text, len(data), encoding)
     # Normalise newlines so that positions agree with the parser's.
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return SourceFile(path, text, len(data))
+    return SourceFile(path, normalize(text), len(data), encoding, newline_style(text))
+
+
+def _notebook(path: Path, text: str, size: int, encoding: str) -> SourceFile | Unreadable:
+    try:
+        notebook = parse_notebook(text)
+    except NotebookError as exc:
+        return Unreadable(path, exc.reason, exc.line, exc.column)
+    # The JSON keeps its own newlines: the notebook is written back span by span.
+    return SourceFile(path, notebook.python, size, encoding, "\n", notebook)
 
 
 def read_source(path: Path) -> SourceFile | Unreadable:
@@ -83,3 +104,38 @@ def read_lines(path: Path) -> list[str]:
     """Lines of a file for display (source snippets in reports); empty when unreadable."""
     source = read_source(path)
     return source.text.splitlines() if isinstance(source, SourceFile) else []
+
+
+def read_cell_lines(path: Path, cell: int) -> list[str]:
+    """Lines of one notebook cell as written, magics included; empty when unreadable."""
+    source = read_source(path)
+    if not isinstance(source, SourceFile) or source.notebook is None:
+        return []
+    found = source.notebook.cell(cell)
+    return found.source.splitlines() if found else []
+
+
+def encode(source: SourceFile, text: str) -> bytes:
+    """`text` (new Python with "\n" newlines, or a notebook's new JSON) as the bytes
+    `source` was stored in: same encoding, byte order mark and newline style."""
+    if source.notebook is None:
+        text = restore(text, source.newline)
+    return text.encode(source.encoding)
+
+
+def write_bytes(path: Path, data: bytes) -> str | None:
+    """Replace the file's content atomically, keeping its permissions; returns why not."""
+    try:
+        mode = path.stat().st_mode
+        handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".torchlint", dir=path.parent)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            os.chmod(temp, mode & 0o7777)
+            os.replace(temp, path)
+        except BaseException:
+            os.unlink(temp)
+            raise
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None

@@ -25,6 +25,13 @@ class ReportContext:
     cwd: Path = field(default_factory=Path.cwd)
     # Source lines of a reported file, for snippets; empty when unreadable.
     read_lines: Callable[[Path], list[str]] = lambda path: []
+    # Source lines of one cell of a reported notebook.
+    read_cell_lines: Callable[[Path, int], list[str]] = lambda path, cell: []
+    # Every file checked, for formats that list passing files too (JUnit).
+    files: tuple[str, ...] = ()
+    # How many findings `--fix` fixed, and whether unsafe fixes count as applicable.
+    fixed: int = 0
+    unsafe_fixes: bool = False
 
 
 class Renderer(Protocol):

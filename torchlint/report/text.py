@@ -1,4 +1,5 @@
-"""`path:line:col: CODE [name] message`, the source line under it, and a summary."""
+"""`path:line:col: CODE [name] message` (`path:cell N:line:col:` in notebooks), the source
+line under it with a `fix:` line when `--fix` can fix it, and a summary."""
 
 from __future__ import annotations
 
@@ -19,13 +20,16 @@ def location(finding: Finding) -> str:
 
 def render(findings: Sequence[Finding], context: ReportContext) -> str:
     lines: list[str] = []
-    cache: dict[str, list[str]] = {}
+    cache: dict[tuple[str, int], list[str]] = {}
     for finding in findings:
         lines.append(f"{location(finding)}: {finding.code} [{finding.name}] {finding.message}")
-        if context.show_source and not finding.cell:
+        if context.show_source:
             snippet = _snippet(finding, cache, context)
             if snippet:
                 lines.extend(snippet)
+            if finding.fix is not None:
+                how = "--fix" if fixable(finding, context.unsafe_fixes) else "--fix --unsafe-fixes"
+                lines.append(f"    [*] fix: {finding.fix.description} ({how})")
     if context.statistics and findings:
         if lines:
             lines.append("")
@@ -36,25 +40,51 @@ def render(findings: Sequence[Finding], context: ReportContext) -> str:
     if context.show_summary:
         if lines:
             lines.append("")
-        lines.append(summary(findings, context.files_checked))
+        lines.append(summary(findings, context.files_checked, context.fixed))
+        fixes = fix_summary(findings, context.unsafe_fixes)
+        if fixes:
+            lines.append(fixes)
     return "\n".join(lines) + "\n" if lines else ""
 
 
-def summary(findings: Sequence[Finding], files_checked: int) -> str:
-    files = f"{files_checked} file{'s' if files_checked != 1 else ''}"
+def fixable(finding: Finding, unsafe_fixes: bool) -> bool:
+    return finding.fix is not None and (finding.fix.safe or unsafe_fixes)
+
+
+def _count(n: int, noun: str, plural: str = "") -> str:
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def summary(findings: Sequence[Finding], files_checked: int, fixed: int = 0) -> str:
+    files = _count(files_checked, "file")
     if not findings:
-        return f"All checks passed ({files} checked)."
+        done = f"Fixed {_count(fixed, 'finding')}; all" if fixed else "All"
+        return f"{done} checks passed ({files} checked)."
     by_file = len({f.filename for f in findings})
-    return (
-        f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''} "
-        f"in {by_file} of {files} checked."
+    done = f" ({fixed} fixed)" if fixed else ""
+    return f"Found {_count(len(findings), 'finding')} in {by_file} of {files} checked{done}."
+
+
+def fix_summary(findings: Sequence[Finding], unsafe_fixes: bool) -> str:
+    """How many findings `--fix` would fix, and how many more `--unsafe-fixes` would."""
+    ready = sum(fixable(f, unsafe_fixes) for f in findings)
+    hidden = sum(f.fix is not None and not fixable(f, unsafe_fixes) for f in findings)
+    more = (
+        f" ({_count(hidden, 'hidden fix', 'hidden fixes')} can be enabled with the `--unsafe-fixes` option)"
+        if hidden
+        else ""
     )
+    if ready:
+        return f"[*] {ready} fixable with the `--fix` option{more}."
+    return f"No fixes available{more}." if hidden else ""
 
 
-def _snippet(finding: Finding, cache: dict[str, list[str]], context: ReportContext) -> list[str]:
-    if finding.filename not in cache:
-        cache[finding.filename] = context.read_lines(context.cwd / Path(finding.filename))
-    source = cache[finding.filename]
+def _snippet(finding: Finding, cache: dict[tuple[str, int], list[str]], context: ReportContext) -> list[str]:
+    key = (finding.filename, finding.cell)
+    if key not in cache:
+        path = context.cwd / Path(finding.filename)
+        cache[key] = context.read_cell_lines(path, finding.cell) if finding.cell else context.read_lines(path)
+    source = cache[key]
     if not 0 < finding.line <= len(source):
         return []
     text = source[finding.line - 1].rstrip()

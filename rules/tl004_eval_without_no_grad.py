@@ -1,0 +1,800 @@
+"""TL004 eval-without-no-grad: a model in eval mode called with gradients enabled."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Iterator
+
+import libcst as cst
+
+from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
+from torchlint.rules._analysis import (
+    Bindings,
+    Functions,
+    Imports,
+    Index,
+    bindings,
+    dotted,
+    functions,
+    imports,
+    in_grad_free_block,
+    index,
+    is_grad_free_call,
+    keyword,
+    last_name,
+    method_name,
+    positional,
+    receiver,
+)
+
+# Module methods that return the module itself: `Net().to(device).eval()` is still `Net()`.
+_SELF_RETURNING = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "eval", "train", "type"})
+_OPTIMIZER_NAME = re.compile(r"opt|scaler", re.IGNORECASE)
+_FREEZE_NAME = re.compile(r"freeze|requires_grad", re.IGNORECASE)
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_LIGHTNING_EVAL_HOOKS = frozenset({"validation_step", "test_step", "predict_step"})
+# How many levels of callers to follow when asking "is every caller gradient-free?".
+_CALLER_DEPTH = 4
+
+
+def _is_literal(expr: cst.BaseExpression | None, value: str) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == value
+
+
+def _first_arg(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    kw = keyword(call, name)
+    if kw is not None:
+        return kw.value
+    args = positional(call)
+    return args[0].value if args else None
+
+
+def _strip_self_returning(expr: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    while isinstance(expr, cst.Call) and method_name(expr) in _SELF_RETURNING:
+        expr = receiver(expr)
+    return expr
+
+
+@dataclass(frozen=True)
+class ModeEvent:
+    """`key` is put in eval mode (`eval`), back in training mode (`train`), or rebound (`reset`)."""
+
+    key: str
+    order: int
+    kind: str
+    call: cst.CSTNode
+
+
+def _mode_kind(call: cst.Call) -> str | None:
+    method = method_name(call)
+    if method == "eval" and not call.args:
+        return "eval"
+    if method == "train" and len(call.args) <= 1:
+        if not call.args:
+            return "train"
+        # A flag (`model.train(is_training)`) may mean either: count it as training.
+        return "eval" if _is_literal(_first_arg(call, "mode"), "False") else "train"
+    return None
+
+
+class _Analysis:
+    """What TL004 needs about one file, computed once."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.idx: Index = index(ctx)
+        self.imps: Imports = imports(ctx)
+        self.funcs: Functions = functions(ctx)
+        self.bindings: Bindings = bindings(ctx)
+        self.calls = self.idx.nodes(cst.Call)
+        self.events: dict[int, list[ModeEvent]] = {}
+        self._switches: dict[int, list[tuple[int, bool]]] = {}
+        self._grad_free: dict[int, bool] = {}
+
+    @cached_property
+    def frozen(self) -> set[str]:
+        return self._frozen_names()
+
+    @cached_property
+    def file_grad_off(self) -> bool:
+        return self._module_grad_off()
+
+    # -- modes ----------------------------------------------------------------
+
+    def subject(self, call: cst.Call) -> tuple[str, int] | None:
+        """The model that a mode call acts on, and the source order from which it holds."""
+        owner = _strip_self_returning(receiver(call))
+        name = dotted(owner) if owner is not None else None
+        if name is not None:
+            return name, self.idx.order(call)
+        # `model = Net().to(device).eval()`: the assigned name.
+        top: cst.CSTNode = call
+        parent = self.idx.parent(top)
+        while isinstance(parent, (cst.Attribute, cst.Call)):
+            if isinstance(parent, cst.Call) and method_name(parent) not in _SELF_RETURNING:
+                return None
+            top, parent = parent, self.idx.parent(parent)
+        if isinstance(parent, cst.Assign) and parent.value is top and len(parent.targets) == 1:
+            target = dotted(parent.targets[0].target)
+            if target is not None:
+                return target, self.idx.end(parent)
+        return None
+
+    def collect_events(self) -> None:
+        keys: dict[int, set[str]] = {}
+        for call in self.calls:
+            kind = _mode_kind(call)
+            found = self.subject(call) if kind is not None else None
+            if kind is None or found is None:
+                continue
+            key, order = found
+            scope = self.idx.scope(call)
+            self.events.setdefault(id(scope), []).append(ModeEvent(key, order, kind, call))
+            keys.setdefault(id(scope), set()).add(key)
+        if not self.events:
+            return
+        for assign in self.idx.nodes(cst.Assign):
+            scope_keys = keys.get(id(self.idx.scope(assign)))
+            if not scope_keys:
+                continue
+            for target in assign.targets:
+                rebound = dotted(target.target)
+                if rebound is not None and rebound in scope_keys and not self._keeps_model(assign, rebound):
+                    events = self.events[id(self.idx.scope(assign))]
+                    events.append(ModeEvent(rebound, self.idx.end(assign), "reset", assign))
+        for events in self.events.values():
+            events.sort(key=lambda e: e.order)
+
+    def _keeps_model(self, assign: cst.Assign, key: str) -> bool:
+        """`model = model.to(device)` or `model = Net().eval()`: the mode is known, not reset."""
+        value = assign.value
+        if dotted(_strip_self_returning(value) or value) == key:
+            return True
+        while isinstance(value, cst.Call) and method_name(value) in _SELF_RETURNING:
+            if _mode_kind(value) is not None:
+                return True
+            value = receiver(value) or value
+        return False
+
+    def mode_before(self, scope: cst.CSTNode, key: str, order: int) -> ModeEvent | None:
+        latest = None
+        for event in self.events.get(id(scope), ()):
+            if event.order >= order:
+                break
+            if event.key == key:
+                latest = event
+        return latest
+
+    # -- gradient-free code ---------------------------------------------------
+
+    def _switch_events(self, scope: cst.CSTNode) -> list[tuple[int, bool]]:
+        """`torch.set_grad_enabled(flag)` statements and `stack.enter_context(no_grad())`
+        in `scope`: (order, gradients off)."""
+        found = self._switches.get(id(scope))
+        if found is None:
+            found = []
+            for call in self.idx.within(scope, cst.Call):
+                if self.idx.scope(call) is not scope:
+                    continue
+                name = self.imps.qualify(call.func) or ""
+                if name.endswith("set_grad_enabled") and isinstance(self.idx.parent(call), cst.Expr):
+                    found.append((self.idx.order(call), is_grad_free_call(call, self.imps)))
+                elif method_name(call) == "enter_context" and call.args:
+                    if is_grad_free_call(call.args[0].value, self.imps):
+                        found.append((self.idx.order(call), True))
+            self._switches[id(scope)] = found
+        return found
+
+    def _module_grad_off(self) -> bool:
+        """A script that turns gradients off at module level for everything it runs."""
+        switches = self._switch_events(self.idx.module)
+        return bool(switches) and all(off for _, off in switches)
+
+    def switched_off(self, node: cst.CSTNode) -> bool:
+        order = self.idx.order(node)
+        state = False
+        for at, off in self._switch_events(self.idx.scope(node)):
+            if at >= order:
+                break
+            state = off
+        return state
+
+    def runs_grad_free(self, node: cst.CSTNode, depth: int = 0) -> bool:
+        if self.file_grad_off or in_grad_free_block(self.idx, node, self.imps) or self.switched_off(node):
+            return True
+        if self._in_chosen_grad_free_block(node):
+            return True
+        scope = self.idx.scope(node)
+        if not isinstance(scope, cst.FunctionDef) or depth >= _CALLER_DEPTH:
+            return False
+        if self._framework_eval_hook(scope):
+            return True
+        cached = self._grad_free.get(id(scope))
+        if cached is None:
+            self._grad_free[id(scope)] = False  # recursion reads "no"
+            sites = [s for s in self.funcs.call_sites(scope) if not self.idx.contains(scope, s)]
+            cached = bool(sites) and all(self.runs_grad_free(site, depth + 1) for site in sites)
+            self._grad_free[id(scope)] = cached
+        return cached
+
+    def _in_chosen_grad_free_block(self, node: cst.CSTNode) -> bool:
+        """`with torch.no_grad() if evaluating else nullcontext():`, or a context manager
+        chosen earlier (`ctx = torch.no_grad() if ... else ...; with ctx:`)."""
+        for ancestor in self.idx.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+                return False
+            if isinstance(ancestor, cst.With) and self.idx.contains(ancestor.body, node):
+                if any(self._may_be_grad_free(item.item) for item in ancestor.items):
+                    return True
+        return False
+
+    def _may_be_grad_free(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        if isinstance(expr, cst.IfExp):
+            return self._may_be_grad_free(expr.body, depth) or self._may_be_grad_free(expr.orelse, depth)
+        if isinstance(expr, cst.Name) and depth < 3:
+            binding = self.bindings.seen_by(expr)
+            return binding is not None and binding.value is not None and self._may_be_grad_free(binding.value, depth + 1)
+        return isinstance(expr, cst.Call) and is_grad_free_call(expr, self.imps)
+
+    def _framework_eval_hook(self, func: cst.FunctionDef) -> bool:
+        """Lightning runs `validation_step` / `test_step` / `predict_step` without gradients."""
+        if func.name.value not in _LIGHTNING_EVAL_HOOKS:
+            return False
+        owner = self.funcs.enclosing_class(func)
+        return owner is not None and any("Lightning" in (dotted(base.value) or "") for base in owner.bases)
+
+    # -- deliberate gradients -------------------------------------------------
+
+    def uses_gradients(self, scope: cst.CSTNode, after: int) -> bool:
+        """The function back-propagates after `after`, or asks for input gradients anywhere."""
+        for call in self.idx.within(scope, cst.Call):
+            method = method_name(call)
+            name = self.imps.qualify(call.func) or ""
+            if self.idx.order(call) > after and (
+                method in ("backward", "manual_backward")
+                or name.endswith(("autograd.backward", "autograd.grad"))
+                or (method == "step" and _OPTIMIZER_NAME.search(last_name(receiver(call) or call) or ""))
+            ):
+                return True
+            if method == "requires_grad_" and not _is_literal(_first_arg(call, "requires_grad"), "False"):
+                return True
+            kw = keyword(call, "requires_grad")
+            if kw is not None and _is_literal(kw.value, "True"):
+                return True
+        for assign in self.idx.within(scope, cst.Assign):
+            if _is_literal(assign.value, "True") and any(
+                isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad" for t in assign.targets
+            ):
+                return True
+        return False
+
+    def _frozen_names(self) -> set[str]:
+        """Last names of models whose parameters are frozen somewhere in the file."""
+        frozen: set[str] = set()
+        for call in self.calls:
+            method = method_name(call)
+            if method == "requires_grad_" and _is_literal(_first_arg(call, "requires_grad"), "False"):
+                subject = _strip_self_returning(receiver(call))
+                name = last_name(subject) if subject is not None else None
+                if name is None or isinstance(subject, cst.Call):
+                    found = self.subject(call)
+                    name = found[0].rpartition(".")[2] if found else None
+                if name:
+                    frozen.update(self._parameter_owner(call) or {name})
+                continue
+            callee = last_name(call.func) or ""
+            if _FREEZE_NAME.search(callee) and not any(_is_literal(a.value, "True") for a in call.args):
+                for arg in call.args:
+                    values = [e.value for e in arg.value.elements] if isinstance(arg.value, (cst.List, cst.Tuple)) else [arg.value]
+                    frozen.update(n for n in (last_name(v) for v in values if dotted(v)) if n)
+        for assign in self.idx.nodes(cst.Assign):
+            if _is_literal(assign.value, "False") and any(
+                isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad" for t in assign.targets
+            ):
+                frozen.update(self._parameter_owner(assign) or set())
+        return frozen
+
+    def _parameter_owner(self, node: cst.CSTNode) -> set[str] | None:
+        """`teacher` for code inside `for p in teacher.parameters():` (or a comprehension)."""
+        for ancestor in self.idx.ancestors(node):
+            iters: list[cst.BaseExpression] = []
+            if isinstance(ancestor, cst.For):
+                iters = [ancestor.iter]
+            elif isinstance(ancestor, _COMPREHENSIONS):
+                for_in = getattr(ancestor, "for_in", None)
+                while isinstance(for_in, cst.CompFor):
+                    iters.append(for_in.iter)
+                    for_in = for_in.inner_for_in
+            owners = {
+                name
+                for it in iters
+                if isinstance(it, cst.Call) and method_name(it) in ("parameters", "named_parameters")
+                for name in (last_name(receiver(it) or it),)
+                if name
+            }
+            if owners:
+                return owners
+        return None
+
+
+def _torch_alias(imps: Imports) -> str | None:
+    names = sorted(local for local, target in imps.aliases.items() if target == "torch")
+    return "torch" if "torch" in names else (names[0] if names else None)
+
+
+class EvalWithoutNoGrad(Rule):
+    """
+    ## What it does
+    Finds calls of a model (`model(x)`, `model.forward(x)`) that come after
+    `model.eval()` (or `model.train(False)`) in the same function and run with
+    gradients enabled: not inside `with torch.no_grad():`, `torch.inference_mode()` or
+    `torch.set_grad_enabled(False)` (or a project's own wrapper whose name says
+    `no_grad` / `inference`, or an `ExitStack` that entered one), not in a function
+    decorated with one of those, not after `torch.set_grad_enabled(False)`, and not in
+    a helper whose every call site in the module is gradient-free.
+
+    ## Why is this bad?
+    `model.eval()` only switches layers such as dropout and batch norm to inference
+    behaviour; it does not turn off autograd. Every evaluation forward pass still
+    records the graph and keeps all intermediate activations alive until the output
+    is freed: evaluation takes several times the memory it needs (often the cause of
+    out-of-memory errors in validation loops that "should" be lighter than training)
+    and runs slower. Outputs accumulated across batches (`outputs.append(model(x))`)
+    keep every batch's graph alive.
+
+    ## Example
+    ```python
+    model.eval()
+    for x, y in val_loader:
+        out = model(x)
+        correct += (out.argmax(1) == y).sum().item()
+    ```
+
+    ## Use instead
+    ```python
+    model.eval()
+    with torch.no_grad():  # or torch.inference_mode()
+        for x, y in val_loader:
+            out = model(x)
+            correct += (out.argmax(1) == y).sum().item()
+    ```
+
+    Not flagged: a model put back with `model.train()` before the call, a frozen
+    teacher or target network (`teacher.requires_grad_(False)`, or `p.requires_grad =
+    False` over its parameters), a function that back-propagates or steps an optimizer
+    after the `eval()` (eval-mode training, e.g. frozen batch norm) or asks for input
+    gradients (`x.requires_grad_()`), `torch.jit.trace` / `torch.onnx.export` /
+    `torch.compile` / `torch.export` of the model, `model.generate(...)`, and a dummy
+    pass in a constructor (`__init__`) that infers the shape of the next layer.
+
+    ## Fix safety
+    The fix wraps the single statement holding the call (`out = model(x)` or
+    `model(x)`) in `with torch.no_grad():`, using the module's own name for `torch`; it
+    is offered only when `torch` is imported as a module. It is safe when the output is
+    only evaluated; it is marked unsafe when the function returns the output, whose
+    callers might back-propagate through it.
+
+    ## Runtime confirmation
+    `torchlint probe` runs the script and reports forward passes of a module in eval
+    mode that built an autograd graph.
+
+    ## References
+    - [torch.no_grad](https://pytorch.org/docs/stable/generated/torch.no_grad.html)
+    - [Locally disabling gradient computation](https://pytorch.org/docs/stable/notes/autograd.html#locally-disable-grad-doc)
+    - [torch.nn.Module.eval](https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.eval)
+    """
+
+    CODE = "TL004"
+    NAME = "eval-without-no-grad"
+    SUMMARY = "a model in eval mode is called with gradients enabled, building an autograd graph it never uses"
+    TRIGGERS = ((".eval(", "train(False", "train(mode=False"),)
+    CONFIRMED_BY = ("TL004",)
+
+    VALID = (
+        # the classic evaluation loop
+        """
+        import torch
+        def evaluate(model, loader):
+            model.eval()
+            with torch.no_grad():
+                for x, y in loader:
+                    out = model(x)
+        """,
+        # inference mode, imported by name
+        """
+        from torch import inference_mode
+        def evaluate(model, x):
+            model.eval()
+            with inference_mode():
+                return model(x)
+        """,
+        # decorated with no_grad, through an alias
+        """
+        import torch as T
+        @T.no_grad()
+        def evaluate(model, x):
+            model.eval()
+            return model(x)
+        """,
+        # back in training mode before the call
+        """
+        def step(model, x):
+            model.eval()
+            model.train()
+            return model(x)
+        """,
+        # set_grad_enabled with a flag, as in the transfer-learning tutorial
+        """
+        import torch
+        def run(model, phase, x):
+            if phase == "train":
+                model.train()
+            else:
+                model.eval()
+            with torch.set_grad_enabled(phase == "train"):
+                out = model(x)
+            return out
+        """,
+        # gradients switched off for the whole function
+        """
+        import torch
+        def predict(model, x):
+            torch.set_grad_enabled(False)
+            model.eval()
+            return model(x)
+        """,
+        # every call site of the helper is gradient-free
+        """
+        import torch
+        def forward_eval(model, x):
+            model.eval()
+            return model(x)
+        def main(model, x):
+            with torch.no_grad():
+                forward_eval(model, x)
+        """,
+        # a frozen teacher in a distillation step
+        """
+        import torch.nn.functional as F
+        def distill(student, teacher, x, opt):
+            teacher.requires_grad_(False)
+            teacher.eval()
+            t = teacher(x)
+            loss = F.kl_div(student(x), t)
+            loss.backward()
+            opt.step()
+        """,
+        # deliberate eval-mode training (frozen batch norm)
+        """
+        def finetune(model, loader, optimizer):
+            model.eval()
+            for x, y in loader:
+                loss = model(x).sum()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        """,
+        # tracing and exporting are not forward passes; generate manages its own grad mode
+        """
+        import torch
+        def export(model, x):
+            model.eval()
+            traced = torch.jit.trace(model, x)
+            torch.onnx.export(model, x, "model.onnx")
+            compiled = torch.compile(model)
+            return traced, compiled, model.generate(x)
+        """,
+        # ExitStack entering no_grad, and the project's own decorator
+        """
+        import contextlib
+        import torch
+        def smart_inference_mode():
+            return torch.inference_mode()
+        def run(model, x):
+            with contextlib.ExitStack() as stack:
+                stack.enter_context(torch.no_grad())
+                model.eval()
+                return model(x)
+        @smart_inference_mode()
+        def detect(model, x):
+            model.eval()
+            return model(x)
+        """,
+        # saliency: gradients with respect to the input are the point
+        """
+        def saliency(model, x):
+            model.eval()
+            x.requires_grad_()
+            score = model(x).max()
+            score.backward()
+            return x.grad
+        """,
+        # target network frozen through its parameters
+        """
+        class Agent:
+            def __init__(self, net, target):
+                self.net, self.target = net, target
+                for p in self.target.parameters():
+                    p.requires_grad = False
+            def td(self, s):
+                self.target.eval()
+                return self.target(s)
+        """,
+        # a different object is evaluated
+        """
+        import torch
+        def f(model, ema, x):
+            ema.eval()
+            with torch.no_grad():
+                ema(x)
+            return model(x)
+        """,
+        # a context manager chosen by a flag
+        """
+        import contextlib
+        import torch
+        def run(model, x, train):
+            if not train:
+                model.eval()
+            with torch.no_grad() if not train else contextlib.nullcontext():
+                a = model(x)
+            ctx = contextlib.nullcontext() if train else torch.inference_mode()
+            with ctx:
+                b = model(x)
+            return a, b
+        """,
+        # Lightning runs validation_step without gradients
+        """
+        import lightning as L
+        class Module(L.LightningModule):
+            def validation_step(self, batch, batch_idx):
+                self.backbone.eval()
+                return self.backbone(batch[0])
+        """,
+        # a constructor's dummy pass to infer the next layer's shape
+        """
+        from torch import nn
+        class Unet(nn.Module):
+            def __init__(self, encoder, x):
+                super().__init__()
+                middle = nn.Sequential(nn.Conv2d(8, 8, 3), nn.BatchNorm2d(8)).eval()
+                x = middle(x)
+                self.head = nn.Conv2d(x.shape[1], 2, 1)
+        """,
+        # the call comes before eval() in the function
+        """
+        def f(model, x):
+            out = model(x)
+            model.eval()
+            return out
+        """,
+    )
+    INVALID = (
+        Example(
+            """
+            import torch
+            def evaluate(model, loader):
+                model.eval()
+                correct = 0
+                for x, y in loader:
+                    out = model(x)  # expect: TL004
+                    correct += (out.argmax(1) == y).sum().item()
+                return correct
+            """,
+            fixed="""
+            import torch
+            def evaluate(model, loader):
+                model.eval()
+                correct = 0
+                for x, y in loader:
+                    with torch.no_grad():
+                        out = model(x)  # expect: TL004
+                    correct += (out.argmax(1) == y).sum().item()
+                return correct
+            """,
+        ),
+        # train(False), module-level script code, torch imported under another name
+        Example(
+            """
+            import torch as T
+            model = T.nn.Linear(4, 2)
+            model.train(False)
+            preds = model(T.randn(8, 4))  # expect: TL004
+            """,
+            fixed="""
+            import torch as T
+            model = T.nn.Linear(4, 2)
+            model.train(False)
+            with T.no_grad():
+                preds = model(T.randn(8, 4))  # expect: TL004
+            """,
+        ),
+        # self.eval() then self(...) in a method; an expression statement
+        Example(
+            """
+            import torch
+            class Net(torch.nn.Module):
+                def warmup(self, x):
+                    self.eval()
+                    self(x)  # expect: TL004
+            """,
+            fixed="""
+            import torch
+            class Net(torch.nn.Module):
+                def warmup(self, x):
+                    self.eval()
+                    with torch.no_grad():
+                        self(x)  # expect: TL004
+            """,
+        ),
+        # an attribute model and .forward
+        """
+        class Trainer:
+            def validate(self, batch):
+                self.model.eval()
+                return self.model.forward(batch)  # expect: TL004
+        """,
+        # eval chained on construction
+        """
+        import torch
+        import torchvision
+        def classify(img):
+            net = torchvision.models.resnet18().to("cpu").eval()
+            logits = net(img)  # expect: TL004
+            return logits.argmax(1)
+        """,
+        # the backward happened before eval(): validation after training
+        """
+        def fit(model, train_loader, val_loader, optimizer):
+            model.train()
+            for x, y in train_loader:
+                loss = model(x).sum()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            model.eval()
+            losses = [model(x).sum().item() for x, y in val_loader]  # expect: TL004
+            return losses
+        """,
+        # the no_grad block ended before the call
+        """
+        import torch
+        def f(model, x, y):
+            model.eval()
+            with torch.no_grad():
+                a = model(x)
+            b = model(y)  # expect: TL004
+            return a, b
+        """,
+        # a helper with no gradient-free call site
+        """
+        import torch
+        def predict(model, x):
+            model.eval()
+            return model(x)  # expect: TL004
+        def main(model, x):
+            with torch.no_grad():
+                predict(model, x)
+            predict(model, x)
+        """,
+        # gradients switched back on
+        """
+        import torch
+        def f(model, x):
+            torch.set_grad_enabled(False)
+            model.eval()
+            torch.set_grad_enabled(True)
+            return model(x)  # expect: TL004
+        """,
+        # two calls, two findings
+        """
+        def compare(model, a, b):
+            model.eval()
+            ya = model(a)  # expect: TL004
+            yb = model(b)  # expect: TL004
+            return ya - yb
+        """,
+        # enable_grad is not gradient-free
+        """
+        import torch
+        def f(model, x):
+            model.eval()
+            with torch.enable_grad():
+                return model(x)  # expect: TL004
+        """,
+        # an evaluation loop in a training script's main block
+        """
+        import torch
+        from torch import nn
+        if __name__ == "__main__":
+            net = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.1))
+            net.eval()
+            outputs = []
+            for _ in range(3):
+                outputs.append(net(torch.randn(2, 8)))  # expect: TL004
+        """,
+        # reassigned to the same model moved to a device: still in eval mode
+        """
+        def f(model, x, device):
+            model.eval()
+            model = model.to(device)
+            return model(x)  # expect: TL004
+        """,
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Report]:
+        analysis = _Analysis(ctx)
+        analysis.collect_events()
+        idx = analysis.idx
+        for events in analysis.events.values():
+            keys = {e.key for e in events if e.kind == "eval"}
+            if not keys:
+                continue
+            scope = idx.scope(events[0].call)
+            if isinstance(scope, cst.FunctionDef) and scope.name.value == "__init__":
+                # A constructor's one dummy pass to infer shapes (fastai's DynamicUnet)
+                # is not an evaluation loop.
+                continue
+            for call in idx.within(scope, cst.Call):
+                key = self._forward_key(call, keys)
+                if key is None or idx.scope(call) is not scope:
+                    continue
+                event = analysis.mode_before(scope, key, idx.order(call))
+                if event is None or event.kind != "eval":
+                    continue
+                if key.rpartition(".")[2] in analysis.frozen or analysis.runs_grad_free(call):
+                    continue
+                if analysis.uses_gradients(scope, event.order):
+                    continue
+                yield self._report(ctx, analysis, call, key, event)
+
+    @staticmethod
+    def _forward_key(call: cst.Call, keys: set[str]) -> str | None:
+        name = dotted(call.func)
+        if name is not None and name in keys:
+            return name
+        owner = receiver(call)
+        owner_name = dotted(owner) if owner is not None and method_name(call) == "forward" else None
+        return owner_name if owner_name is not None and owner_name in keys else None
+
+    def _report(self, ctx: FileContext, analysis: _Analysis, call: cst.Call, key: str, event: ModeEvent) -> Report:
+        how = "eval()" if isinstance(event.call, cst.Call) and method_name(event.call) == "eval" else "train(False)"
+        callee = ctx.module.code_for_node(call.func)
+        message = (
+            f"`{callee}(...)` runs after `{key}.{how}` with gradients enabled, so autograd records a graph "
+            f"that is never used (memory and time): wrap the call in `with torch.no_grad():` "
+            f"(or `torch.inference_mode()`)"
+        )
+        return self.report(call, message, self._fix(analysis, call))
+
+    @staticmethod
+    def _fix(analysis: _Analysis, call: cst.Call) -> FixSpec | None:
+        alias = _torch_alias(analysis.imps)
+        idx = analysis.idx
+        statement = idx.parent(call)
+        if alias is None or not isinstance(statement, (cst.Assign, cst.Expr)) or statement.value is not call:
+            return None
+        line = idx.parent(statement)
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            return None
+        if not isinstance(idx.parent(line), (cst.IndentedBlock, cst.Module)):
+            return None
+        wrapped = cst.With(
+            items=[cst.WithItem(cst.Call(func=cst.Attribute(value=cst.Name(alias), attr=cst.Name("no_grad"))))],
+            body=cst.IndentedBlock(body=[line.with_changes(leading_lines=())]),
+            leading_lines=line.leading_lines,
+        )
+        returned = isinstance(statement, cst.Assign) and _returns_any(idx, statement)
+        return FixSpec(f"wrap the call in `with {alias}.no_grad():`", ((line, wrapped),), safe=not returned)
+
+
+def _returns_any(idx: Index, assign: cst.Assign) -> bool:
+    """Whether the function returns or yields a name that `assign` binds."""
+    bound = {n.value for t in assign.targets for n in idx.within(t.target, cst.Name)}
+    scope = idx.scope(assign)
+    for node in idx.within(scope, cst.Return, cst.Yield):
+        value = node.value if isinstance(node, (cst.Return, cst.Yield)) else None
+        if isinstance(value, cst.BaseExpression) and any(n.value in bound for n in idx.within(value, cst.Name)):
+            return True
+    return False
