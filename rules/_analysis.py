@@ -1131,3 +1131,74 @@ def insert_statement(body: cst.BaseSuite, position: int, code: str) -> tuple[cst
     statements = list(body.body)
     statements.insert(position, cst.parse_statement(code))
     return body, body.with_changes(body=statements)
+
+
+# Pack 2, devices (TL011, TL014, TL016, TL017): CUDA use, calls of known classes, and the
+# mentions of a named object.
+
+
+def calls_to(ctx: FileContext, qualified: frozenset[str], bare: frozenset[str] = frozenset()) -> list[cst.Call]:
+    """Calls whose callee resolves through the imports to one of `qualified`, or is spelled as
+    one of `bare` with no import behind it (a snippet that leaves its imports out)."""
+    imps = imports(ctx)
+    found: list[cst.Call] = []
+    for call in index(ctx).nodes(cst.Call):
+        name = imps.callee(call)
+        if name is not None and (name in qualified or (name in bare and not imps.is_imported(call.func))):
+            found.append(call)
+    return found
+
+
+_CUDA_TEXT = re.compile(r"^(cuda|nccl)\b")
+
+
+def string_text(node: cst.CSTNode) -> str | None:
+    """The text of a string literal; for an f-string, its literal parts with `{}` for each field."""
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    if isinstance(node, cst.FormattedString):
+        return "".join(
+            part.value if isinstance(part, cst.FormattedStringText) else "{}" for part in node.parts
+        )
+    if isinstance(node, cst.ConcatenatedString):
+        left, right = string_text(node.left), string_text(node.right)
+        return None if left is None or right is None else left + right
+    return None
+
+
+def uses_cuda(ctx: FileContext) -> bool:
+    """The module places work on a CUDA device: a `.cuda()` call, a `"cuda..."` device string,
+    or the NCCL backend. (`torch.cuda.is_available()` alone is not placement.)"""
+    return ctx.analysis(_build_uses_cuda)
+
+
+def _build_uses_cuda(ctx: FileContext) -> bool:
+    if "cuda" not in ctx.source and "nccl" not in ctx.source:
+        return False
+    idx = index(ctx)
+    if any(method_name(call) == "cuda" for call in idx.nodes(cst.Call)):
+        return True
+    for node in idx.nodes(cst.SimpleString, cst.FormattedString):
+        text = string_text(node)
+        # A device string, not an item of a list of names (`["cuda", "cpu"]`) or a docstring.
+        if text is not None and _CUDA_TEXT.match(text) and not isinstance(idx.parent(node), (cst.Element, cst.Expr)):
+            return True
+    return False
+
+
+def mentions(idx: Index, scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
+    """Names and attribute chains in `scope` that spell `name` (`loader`, `self.loader`),
+    including as the receiver of an attribute (`loader.sampler`)."""
+    found: list[cst.BaseExpression] = []
+    last = name.rpartition(".")[2]
+    for node in idx.within(scope, cst.Name, cst.Attribute):
+        if isinstance(node, cst.Name):
+            parent = idx.parent(node)
+            if node.value != last or (isinstance(parent, cst.Attribute) and parent.attr is node):
+                continue
+        elif not isinstance(node, cst.Attribute) or node.attr.value != last:
+            continue
+        if dotted(node) == name:
+            found.append(node)
+    return found

@@ -1,0 +1,454 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from torchlint.finding import Severity
+from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
+from torchlint.rules import _analysis as an
+
+LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+# DataLoader's positional parameters, in order.
+NUM_WORKERS_POSITION = 5
+PIN_MEMORY_POSITION = 7
+MAX_DEPTH = 3
+
+
+class DataloaderStarvesGpu(Rule):
+    """
+    ## What it does
+    Finds a `DataLoader` in a file that trains or runs models on CUDA and loads in the main
+    process (`num_workers` unset or `0`), or that copies batches with `non_blocking=True`
+    from a loader without `pin_memory=True`. One finding per `DataLoader`, naming what is
+    missing.
+
+    ## Why is this bad?
+    With `num_workers=0` the training loop stops at every batch to read, decode and collate
+    it while the GPU idles; with pageable (unpinned) host memory each host-to-device copy is
+    staged through a pinned buffer and cannot overlap with compute (`non_blocking=True` does
+    nothing without it). Both are common reasons for low GPU utilization.
+
+    ## Example
+    ```python
+    loader = DataLoader(dataset, batch_size=64, shuffle=True)
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+    ```
+
+    ## Use instead
+    ```python
+    loader = DataLoader(dataset, batch_size=64, shuffle=True, num_workers=4, pin_memory=True)
+    for x, y in loader:
+        x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+    ```
+    Loaders over tensors that already live on the GPU are not reported, nor are loaders
+    whose arguments come from `**kwargs`.
+
+    ## Fix safety
+    When only pinning is missing, the fix adds `pin_memory=True`; it is unsafe: pinning fails
+    on CUDA tensors produced by a dataset or collate function, and uses page-locked host
+    memory. The number of workers is left to you: it changes how the dataset is copied into
+    processes, and random state.
+
+    ## References
+    - https://pytorch.org/docs/stable/data.html#single-and-multi-process-data-loading
+    - https://pytorch.org/docs/stable/data.html#memory-pinning
+    - https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html
+    """
+
+    CODE = "TL017"
+    NAME = "dataloader-starves-gpu"
+    SUMMARY = "DataLoader feeding CUDA work loads in the main process or without pinned memory"
+    SEVERITY = Severity.INFO
+    TRIGGERS = (("DataLoader",), ("cuda", "nccl"))
+
+    VALID = [
+        # Workers and pinned memory.
+        """
+        import torch
+        from torch.utils.data import DataLoader
+        loader = DataLoader(ds, batch_size=64, shuffle=True, num_workers=8, pin_memory=True)
+        for x, y in loader:
+            x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+            loss = model(x, y)
+            loss.backward()
+        """,
+        # Settings from variables count as set (the ImageNet example).
+        """
+        import torch
+        train_loader = torch.utils.data.DataLoader(
+            train_dataset, batch_size=args.batch_size, shuffle=True,
+            num_workers=args.workers, pin_memory=use_cuda, sampler=train_sampler)
+        model.cuda()
+        """,
+        # Keyword arguments from a dict (the MNIST example).
+        """
+        import torch
+        train_kwargs = {"batch_size": 64}
+        if use_cuda:
+            train_kwargs.update({"num_workers": 1, "pin_memory": True})
+        train_loader = torch.utils.data.DataLoader(dataset1, **train_kwargs)
+        device = torch.device("cuda")
+        """,
+        # A CPU-only file.
+        """
+        from torch.utils.data import DataLoader
+        loader = DataLoader(ds, batch_size=32)
+        for x, y in loader:
+            loss = model(x, y)
+            loss.backward()
+        """,
+        # Tensors already on the GPU: workers and pinning do not apply.
+        """
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        x = torch.randn(1000, 10).cuda()
+        y = torch.randn(1000, 1, device="cuda")
+        loader = DataLoader(TensorDataset(x, y), batch_size=100, shuffle=True)
+        for xb, yb in loader:
+            loss = model(xb, yb)
+            loss.backward()
+        """,
+        """
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        dataset = TensorDataset(features.to(device), labels.to(device))
+        loader = DataLoader(dataset, batch_size=256)
+        device = "cuda"
+        """,
+        # A data module with no CUDA work in the file.
+        """
+        import torch
+        def get_loaders(train_set, val_set):
+            train = torch.utils.data.DataLoader(train_set, batch_size=32, shuffle=True)
+            val = torch.utils.data.DataLoader(val_set, batch_size=32)
+            return train, val
+        use_cuda = torch.cuda.is_available()
+        """,
+        # A project's own DataLoader class.
+        """
+        from mylib.data import DataLoader
+        loader = DataLoader(ds, batch_size=32)
+        model.cuda()
+        for batch in loader:
+            model(batch).backward()
+        """,
+        # A dataset class of the same module that puts its samples on the GPU.
+        """
+        import torch
+        from torch.utils.data import DataLoader, Dataset
+        class GpuDataset(Dataset):
+            def __init__(self, x):
+                self.x = x.to("cuda")
+
+            def __getitem__(self, i):
+                return self.x[i]
+
+        loader = DataLoader(GpuDataset(features), batch_size=64)
+        for xb in loader:
+            model(xb).sum().backward()
+        """,
+        # A file that mentions CUDA but trains nowhere and moves no batches.
+        """
+        import torch
+        from torch.utils.data import DataLoader
+        loader = DataLoader(ds, batch_size=16)
+        print(torch.cuda.is_available(), "cuda")
+        stats = [x.mean() for x, _ in loader]
+        """,
+        # Workers but no pinning, with blocking copies (the DCGAN example): pinning alone would
+        # gain little.
+        """
+        import torch
+        dataloader = torch.utils.data.DataLoader(dataset, batch_size=64, shuffle=True, num_workers=2)
+        device = torch.device("cuda:0")
+        for i, data in enumerate(dataloader):
+            real = data[0].to(device)
+            netD(real).mean().backward()
+        """,
+        # Plain Python data: nothing to load in parallel.
+        """
+        import torch
+        from torch.utils.data import DataLoader
+        dl = DataLoader(range(64), batch_size=8)
+        for batch in dl:
+            model(batch.float().cuda()).sum().backward()
+        """,
+        # Everything passed positionally.
+        """
+        import torch
+        from torch.utils.data import DataLoader
+        loader = DataLoader(ds, 64, True, None, None, 4, None, True)
+        for x, y in loader:
+            model(x.cuda()).sum().backward()
+        """,
+    ]
+
+    INVALID = [
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, batch_size=64, shuffle=True, num_workers=4)  # expect: TL017
+            for x, y in loader:
+                x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+                loss = criterion(model(x), y)
+                loss.backward()
+            """,
+            fixed="""
+            import torch
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, batch_size=64, shuffle=True, num_workers=4, pin_memory=True)  # expect: TL017
+            for x, y in loader:
+                x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+                loss = criterion(model(x), y)
+                loss.backward()
+            """,
+        ),
+        # Neither workers nor pinned memory (no fix: the number of workers is yours to choose).
+        """
+        import torch
+        device = torch.device("cuda")
+        train_loader = torch.utils.data.DataLoader(train_set, batch_size=32, shuffle=True)  # expect: TL017
+        for images, labels in train_loader:
+            images, labels = images.to(device), labels.to(device)
+            outputs = model(images)
+        """,
+        # A multi-line call with a trailing comma keeps its layout when fixed.
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(  # expect: TL017
+                dataset,
+                batch_size=128,
+                num_workers=4,
+            )
+            for x, y in loader:
+                model(x.cuda(non_blocking=True)).sum().backward()
+            """,
+            fixed="""
+            from torch.utils.data import DataLoader
+            loader = DataLoader(  # expect: TL017
+                dataset,
+                batch_size=128,
+                num_workers=4,
+                pin_memory=True,
+            )
+            for x, y in loader:
+                model(x.cuda(non_blocking=True)).sum().backward()
+            """,
+        ),
+        # num_workers=0 explicitly.
+        """
+        from torch.utils.data import DataLoader
+        loader = DataLoader(ds, batch_size=8, num_workers=0, pin_memory=True)  # expect: TL017
+        model = model.cuda()
+        for batch in loader:
+            model(batch.cuda()).mean().backward()
+        """,
+        # pin_memory=False with asynchronous copies.
+        """
+        import torch.utils.data as tud
+        loader = tud.DataLoader(ds, batch_size=8, num_workers=2, pin_memory=False)  # expect: TL017
+        for x in loader:
+            model(x.to("cuda", non_blocking=True)).sum().backward()
+        """,
+        # A validation loader too: one finding per DataLoader.
+        """
+        import torch
+        from torch.utils.data import DataLoader
+        train = DataLoader(train_set, batch_size=32, shuffle=True)  # expect: TL017
+        val = DataLoader(val_set, batch_size=32)  # expect: TL017
+        model = Net().cuda()
+        for x, y in train:
+            criterion(model(x.cuda()), y.cuda()).backward()
+        """,
+        # A snippet without imports, a multi-line call.
+        """
+        train_loader = DataLoader(  # expect: TL017
+            dataset,
+            batch_size=128,
+            shuffle=True,
+        )
+        for data, target in train_loader:
+            data, target = data.cuda(), target.cuda()
+            optimizer.zero_grad()
+            loss = F.nll_loss(model(data), target)
+            loss.backward()
+            optimizer.step()
+        """,
+        # A TensorDataset of CPU tensors.
+        """
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        ds = TensorDataset(torch.randn(1000, 10), torch.randn(1000, 1))
+        loader = DataLoader(ds, batch_size=100)  # expect: TL017
+        model.to("cuda")
+        for xb, yb in loader:
+            loss_fn(model(xb.to("cuda")), yb.to("cuda")).backward()
+        """,
+        # Inference on the GPU counts too.
+        """
+        import torch
+        from torch.utils.data.dataloader import DataLoader
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        test_loader = DataLoader(test_set, batch_size=256)  # expect: TL017
+        with torch.no_grad():
+            for x, _ in test_loader:
+                preds.append(model(x.to(device)).argmax(1))
+        """,
+        # A loader built inside a function of a training script.
+        """
+        import torch
+        from torch.utils.data import DataLoader
+        def make_loader(ds):
+            return DataLoader(ds, batch_size=32, shuffle=True, pin_memory=True)  # expect: TL017
+
+        model = Net().cuda()
+        for x, y in make_loader(train_set):
+            loss = criterion(model(x.cuda()), y.cuda())
+            loss.backward()
+        """,
+    ]
+
+    def check(self, ctx: FileContext) -> Iterator[Report]:
+        if not an.uses_cuda(ctx):
+            return
+        idx = an.index(ctx)
+        loaders = an.calls_to(ctx, LOADERS, frozenset({"DataLoader"}))
+        if not loaders or not (an.training(ctx).backward or _moves_in_loop(idx)):
+            return
+        gpu = _GpuData(idx, an.functions(ctx))
+        asynchronous = _copies_asynchronously(idx)
+        for call in loaders:
+            dataset = _dataset(call)
+            if any(arg.star for arg in call.args) or _in_memory(dataset) or gpu.holds_gpu_tensors(dataset):
+                continue
+            workers = _setting(call, "num_workers", NUM_WORKERS_POSITION)
+            pinned = _setting(call, "pin_memory", PIN_MEMORY_POSITION)
+            no_workers = workers is None or (isinstance(workers, cst.Integer) and workers.evaluated_value == 0)
+            no_pinning = pinned is None or an.is_false(pinned)
+            # Pinning alone matters most where the code asks for asynchronous copies.
+            if no_workers or (no_pinning and asynchronous):
+                # A fix must cure its finding: only pinning can be fixed without a choice.
+                fix = None if no_workers else _fix(call, pinned)
+                yield self.report(call, _message(no_workers, no_pinning, workers is None), fix)
+
+
+def _setting(call: cst.Call, name: str, position: int) -> cst.BaseExpression | None:
+    arg = an.keyword(call, name)
+    if arg is not None:
+        return arg.value
+    args = an.positional(call)
+    return args[position].value if len(args) > position else None
+
+
+def _copies_asynchronously(idx: an.Index) -> bool:
+    """`x.cuda(non_blocking=True)` / `x.to(device, non_blocking=True)` somewhere in the file."""
+    return any(
+        arg.keyword is not None and arg.keyword.value == "non_blocking" and not an.is_false(arg.value)
+        for arg in idx.nodes(cst.Arg)
+    )
+
+
+def _dataset(call: cst.Call) -> cst.BaseExpression | None:
+    arg = an.keyword(call, "dataset")
+    if arg is not None:
+        return arg.value
+    args = an.positional(call)
+    return args[0].value if args else None
+
+
+def _in_memory(dataset: cst.BaseExpression | None) -> bool:
+    """`range(n)`, `list(...)`, `[...]`: plain Python data that workers could only slow down."""
+    if isinstance(dataset, (cst.List, cst.Tuple, cst.ListComp)):
+        return True
+    return isinstance(dataset, cst.Call) and an.callee_name(dataset) in ("range", "list", "tuple")
+
+
+def _moves_in_loop(idx: an.Index) -> bool:
+    """Some loop in the file moves values to a device: a loader's batches, as far as we can tell."""
+    return any(
+        an.method_name(call) in ("cuda", "to")
+        for loop in idx.nodes(cst.For)
+        for call in idx.within(loop.body, cst.Call)
+    )
+
+
+def _message(no_workers: bool, no_pinning: bool, workers_unset: bool) -> str:
+    missing = []
+    if no_workers:
+        missing.append(
+            "loads batches in the main process (`num_workers` " + ("unset" if workers_unset else "is 0") + ")"
+        )
+    if no_pinning:
+        missing.append("copies from pageable memory (no `pin_memory=True`)")
+    advice = []
+    if no_workers:
+        advice.append("set `num_workers` (e.g. 4)")
+    if no_pinning:
+        advice.append("pass `pin_memory=True`")
+    return (
+        f"this DataLoader feeds CUDA work but {' and '.join(missing)}: the GPU waits for data; "
+        f"{' and '.join(advice)}"
+    )
+
+
+def _fix(call: cst.Call, pinned: cst.BaseExpression | None) -> FixSpec | None:
+    if pinned is not None and not an.is_false(pinned):
+        return None
+    true = cst.Name("True")
+    if pinned is not None:
+        return FixSpec("pass `pin_memory=True`", ((pinned, true),), safe=False)
+    args = list(call.args)
+    if not args:
+        return None
+    pin = cst.Arg(
+        keyword=cst.Name("pin_memory"),
+        value=true,
+        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+    )
+    last = args[-1]
+    if isinstance(last.comma, cst.Comma) and len(args) >= 2 and isinstance(args[-2].comma, cst.Comma):
+        # One argument per line with a trailing comma: keep that layout.
+        args[-1] = last.with_changes(comma=args[-2].comma)
+        pin = pin.with_changes(comma=last.comma)
+    else:
+        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    return FixSpec("pass `pin_memory=True`", ((call, call.with_changes(args=(*args, pin))),), safe=False)
+
+
+class _GpuData:
+    """Whether a dataset expression holds tensors created on or moved to a GPU, directly or
+    through a dataset class of the same module that places its samples on a device."""
+
+    def __init__(self, idx: an.Index, funcs: an.Functions) -> None:
+        self.idx = idx
+        self.funcs = funcs
+        self.assigned: dict[str, list[cst.BaseExpression]] = {}
+        for assign in idx.nodes(cst.Assign):
+            for target in assign.targets:
+                name = an.dotted(target.target)
+                if name:
+                    self.assigned.setdefault(name, []).append(assign.value)
+
+    def holds_gpu_tensors(self, expr: cst.BaseExpression | None, depth: int = 0) -> bool:
+        if expr is None or depth > MAX_DEPTH:
+            return False
+        for call in self.idx.within(expr, cst.Call):
+            if _places(call):
+                return True
+            methods = self.funcs.methods.get(an.callee_name(call) or "", {})
+            if any(_places(inner) for method in methods.values() for inner in self.idx.within(method, cst.Call)):
+                return True
+        for node in self.idx.within(expr, cst.Name, cst.Attribute):
+            name = an.dotted(node)
+            if name and any(self.holds_gpu_tensors(v, depth + 1) for v in self.assigned.get(name, [])):
+                return True
+        return False
+
+
+def _places(call: cst.Call) -> bool:
+    """`.cuda()`, `.to(...)`, `device=...`: a tensor put on a device."""
+    return an.method_name(call) in ("cuda", "to") or an.keyword(call, "device") is not None
