@@ -1,0 +1,406 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
+from torchlint.rules import _analysis as an
+
+# What a plain `X.zero_grad()` most likely means by X when the file steps one optimizer.
+_MODEL_WORDS = frozenset({"model", "net", "network", "module", "self"})
+
+
+class ZeroGradBeforeStep(Rule):
+    """
+    ## What it does
+    Finds a gradient clear (`optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None`,
+    `p.grad.zero_()`) that runs after the backward pass and before the optimizer step of
+    the same iteration, for the parameters that step updates (directly or in a helper of
+    the same module that the training code calls).
+
+    ## Why is this bad?
+    `optimizer.step()` applies whatever is in `.grad` at that moment. Clearing between
+    `backward()` and `step()` throws the fresh gradients away: the step applies nothing
+    (plain SGD) or only momentum and weight decay (Adam, SGD with momentum). The loss
+    stays flat, with no error.
+
+    ## Example
+    ```python
+    for x, y in loader:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.zero_grad()
+        optimizer.step()
+    ```
+
+    ## Use instead
+    ```python
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+    ```
+
+    ## Fix safety
+    The fix moves the clear to just after the step, when both sit in the same block. It
+    is unsafe: the first step of the loop then also applies any gradient left in `.grad`
+    from before the loop.
+
+    ## References
+    - https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html
+    - https://pytorch.org/tutorials/recipes/recipes/zeroing_out_gradients.html
+    """
+
+    CODE = "TL005"
+    NAME = "zero-grad-before-step"
+    SUMMARY = "Gradients are cleared between backward() and the optimizer step"
+    TRIGGERS = (("backward",), ("step",), ("grad",))
+    CONFIRMED_BY = ()
+
+    VALID = [
+        # The usual order: clear, forward, backward, step.
+        """
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+        """,
+        # Clearing right after the step is just as good.
+        """
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+        """,
+        # DCGAN: each network clears its own gradients before its own backward.
+        """
+        for i, data in enumerate(dataloader):
+            netD.zero_grad()
+            errD_real = criterion(netD(real), label)
+            errD_real.backward()
+            errD_fake = criterion(netD(fake.detach()), label)
+            errD_fake.backward()
+            optimizerD.step()
+            netG.zero_grad()
+            errG = criterion(netD(fake), label)
+            errG.backward()
+            optimizerG.step()
+        """,
+        # GAN: the generator's backward also fills D's gradients; clearing D's (another
+        # network) before G's step is right.
+        """
+        opt_g = torch.optim.Adam(gen.parameters())
+        opt_d = torch.optim.Adam(disc.parameters())
+        for real in loader:
+            g_loss = criterion(disc(gen(z)), ones)
+            g_loss.backward()
+            disc.zero_grad()
+            opt_g.step()
+            opt_g.zero_grad()
+        """,
+        # Clearing another optimizer between this one's backward and step.
+        """
+        for batch in loader:
+            loss_d = d_loss(batch)
+            loss_d.backward()
+            opt_g.zero_grad()
+            opt_d.step()
+        """,
+        # Accumulation: backward in a micro-step loop, clear after the step (nanoGPT).
+        """
+        while True:
+            for micro_step in range(gradient_accumulation_steps):
+                loss = model(X, Y) / gradient_accumulation_steps
+                scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad(set_to_none=True)
+        """,
+        # Accumulation with a modulo: the clear after the step, inside the same `if`.
+        """
+        for i, (x, y) in enumerate(loader):
+            loss = criterion(model(x), y) / accum
+            loss.backward()
+            if (i + 1) % accum == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+        """,
+        # A clear in another branch than the backward.
+        """
+        for x, y in loader:
+            if train_mode:
+                loss = criterion(model(x), y)
+                loss.backward()
+            else:
+                optimizer.zero_grad()
+            optimizer.step()
+        """,
+        # A non-finite loss: clear and skip the step.
+        """
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            if not torch.isfinite(loss):
+                optimizer.zero_grad()
+                continue
+            optimizer.step()
+        """,
+        # A conditional clear that deliberately voids one update.
+        """
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            if skip_update:
+                optimizer.zero_grad()
+            optimizer.step()
+        """,
+        # A second backward after the clear (gradient of a penalty computed separately).
+        """
+        for x, y in loader:
+            penalty = grad_penalty(model, x)
+            penalty.backward()
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+        """,
+        # A helper clears at its start; the caller backprops only inside it.
+        """
+        def train_step(batch):
+            optimizer.zero_grad()
+            loss = model(batch)
+            loss.backward()
+            optimizer.step()
+
+        for batch in loader:
+            train_step(batch)
+        """,
+        # Clearing the gradients of a frozen teacher (its parameters are not stepped).
+        """
+        student_opt = torch.optim.SGD(student.parameters(), lr=0.1)
+        for x in loader:
+            loss = distill(student(x), teacher(x))
+            loss.backward()
+            teacher.zero_grad()
+            student_opt.step()
+        """,
+    ]
+
+    INVALID = [
+        Example(
+            """
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.zero_grad()  # expect: TL005
+                optimizer.step()
+            """,
+            fixed="""
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+                optimizer.zero_grad()  # expect: TL005
+            """,
+        ),
+        # The model's gradients, with the only optimizer of the file.
+        Example(
+            """
+            import torch as T
+            opt = T.optim.Adam(model.parameters(), lr=1e-3)
+            for x, y in loader:
+                out = model(x)
+                loss = T.nn.functional.cross_entropy(out, y)
+                loss.backward()
+                model.zero_grad()  # expect: TL005
+                opt.step()
+            """,
+            fixed="""
+            import torch as T
+            opt = T.optim.Adam(model.parameters(), lr=1e-3)
+            for x, y in loader:
+                out = model(x)
+                loss = T.nn.functional.cross_entropy(out, y)
+                loss.backward()
+                opt.step()
+                model.zero_grad()  # expect: TL005
+            """,
+        ),
+        # With a GradScaler.
+        """
+        for x, y in loader:
+            with torch.autocast("cuda"):
+                loss = criterion(model(x), y)
+            scaler.scale(loss).backward()
+            optimizer.zero_grad(set_to_none=True)  # expect: TL005
+            scaler.step(optimizer)
+            scaler.update()
+        """,
+        # Clearing by hand.
+        """
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            for p in model.parameters():
+                p.grad = None  # expect: TL005
+            optimizer.step()
+        """,
+        # Inside a helper that the loop calls.
+        """
+        class Trainer:
+            def train_step(self, batch):
+                loss = self.model(batch)
+                loss.backward()
+                self.optimizer.zero_grad()  # expect: TL005
+                self.optimizer.step()
+
+            def fit(self, loader):
+                for batch in loader:
+                    self.train_step(batch)
+        """,
+        # A helper that clears, called between backward and step.
+        """
+        def reset(optimizer):
+            optimizer.zero_grad()  # expect: TL005
+
+        for x, y in loader:
+            criterion(model(x), y).backward()
+            reset(optimizer)
+            optimizer.step()
+        """,
+        # Gradient accumulation broken: the clear sits before the step in the `if`.
+        """
+        for i, (x, y) in enumerate(loader):
+            loss = criterion(model(x), y) / accum
+            loss.backward()
+            if (i + 1) % accum == 0:
+                optimizer.zero_grad()  # expect: TL005
+                optimizer.step()
+        """,
+        # Micro-steps, then a clear before the step.
+        """
+        for batch in loader:
+            for chunk in batch.chunk(4):
+                (model(chunk).mean() / 4).backward()
+            optimizer.zero_grad()  # expect: TL005
+            optimizer.step()
+        """,
+        # A GAN whose discriminator update clears its own gradients too early.
+        """
+        for real in loader:
+            optimizer_D.zero_grad()
+            d_loss = adversarial_loss(discriminator(real), valid)
+            d_loss.backward()
+            optimizer_D.zero_grad()  # expect: TL005
+            optimizer_D.step()
+            optimizer_G.zero_grad()
+            g_loss = adversarial_loss(discriminator(generator(z)), valid)
+            g_loss.backward()
+            optimizer_G.step()
+        """,
+        # A train function with no loop of its own.
+        """
+        def train_step(model, batch, opt):
+            loss = model(batch).loss
+            loss.backward()
+            opt.zero_grad()  # expect: TL005
+            opt.step()
+        """,
+    ]
+
+    def check(self, ctx: FileContext) -> Iterator[Report]:
+        train = an.training(ctx)
+        if not (train.backward and train.steps and train.clears):
+            return
+        idx = an.index(ctx)
+        flow = an.flow(ctx)
+        kinds = {id(n): "backward" for n in train.backward}
+        kinds.update({id(n): "step" for n in train.steps})
+        kinds.update({id(n): "clear" for n in train.clears})
+        interesting = [*train.backward, *train.steps, *train.clears]
+        reported: set[int] = set()
+        for scope in an.running_scopes(idx, an.functions(ctx), train.steps):
+            events = flow.events(scope, interesting)
+            for i, step in enumerate(events):
+                if kinds[id(step.node)] != "step":
+                    continue
+                for clear in self._clears_before(flow, train, kinds, events[:i], step):
+                    if id(clear.node) not in reported:
+                        reported.add(id(clear.node))
+                        yield self._report(ctx, idx, train, clear.node, step.node)
+
+    def _clears_before(
+        self, flow: an.Flow, train: an.Training, kinds: dict[int, str], before: list[an.Event], step: an.Event
+    ) -> Iterator[an.Event]:
+        """Clears of `step`'s gradients that run after the last backward pass before it."""
+        backward = next(
+            (e for e in reversed(before) if kinds[id(e.node)] == "backward" and flow.reaches(e, step)), None
+        )
+        if backward is None:
+            return
+        start = before.index(backward)
+        step_guards = {(id(s), branch) for s, branch in step.guards}
+        for clear in before[start + 1 :]:
+            if (
+                kinds[id(clear.node)] == "clear"
+                # A clear under a condition of its own is a deliberate skip of one update.
+                and all((id(s), branch) in step_guards for s, branch in clear.guards)
+                and flow.reaches(backward, clear)
+                and flow.reaches(clear, step)
+                and _clears_what_step_applies(train, clear.node, step.node)
+            ):
+                yield clear
+
+    def _report(self, ctx: FileContext, idx: an.Index, train: an.Training, clear: cst.CSTNode, step: cst.Call) -> Report:
+        code = ctx.module.code_for_node
+        cleared = code(clear).strip() if not isinstance(clear, cst.Call) else code(clear)
+        step_code = code(step)
+        message = (
+            f"`{cleared}` runs after the backward pass and before `{step_code}`: the step applies no "
+            f"gradient; clear gradients before the forward pass or after `{step_code}`"
+        )
+        move = an.move_after(idx, clear, step)
+        fix = (
+            FixSpec(f"move `{cleared}` after `{step_code}`", (move,), safe=False) if move is not None else None
+        )
+        return self.report(clear, message, fix)
+
+
+def _clears_what_step_applies(train: an.Training, clear: cst.CSTNode, step: cst.Call) -> bool:
+    """Only with evidence: the clear names the stepped optimizer, the model it was built
+    from, or (with a single optimizer in the file) a plain `model`/`net`/`self`."""
+    cleared = _cleared_object(train.idx, clear)
+    if cleared is None:
+        return False
+    optimizer = an.dotted(train.optimizer_of(step))
+    if optimizer is None:
+        return False
+    if cleared == optimizer:
+        return True
+    stepped = {an.dotted(e) for e in train.stepped.values()}
+    if cleared in stepped or an.name_says_optimizer(cleared.rsplit(".", 1)[-1]):
+        return False
+    own_model = train.models.get(optimizer)
+    if own_model is not None:
+        return cleared == own_model
+    return len(stepped) == 1 and set(an.name_tokens(cleared.rsplit(".", 1)[-1])) <= _MODEL_WORDS
+
+
+def _cleared_object(idx: an.Index, clear: cst.CSTNode) -> str | None:
+    """`optimizer` for `optimizer.zero_grad()`, `model` for `p.grad = None` in
+    `for p in model.parameters()` or for `zero_grads(model)`; None when unclear."""
+    if isinstance(clear, cst.Call):
+        owner = an.receiver(clear)
+        if an.method_name(clear) == "zero_grad" and owner is not None:
+            return an.dotted(owner)
+        args = an.positional(clear)
+        return an.dotted(args[0].value) if isinstance(clear.func, cst.Name) and args else None
+    loop = idx.enclosing(clear, (cst.For,))
+    if loop is not None and isinstance(loop.iter, cst.Call) and an.method_name(loop.iter) == "parameters":
+        owner = an.receiver(loop.iter)
+        return an.dotted(owner) if owner is not None else None
+    return None
