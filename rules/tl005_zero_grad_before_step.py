@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import libcst as cst
 
@@ -179,6 +179,39 @@ class ZeroGradBeforeStep(Rule):
         for batch in loader:
             train_step(batch)
         """,
+        # Gradient surgery: per-task gradients, a clear, then combined gradients written back.
+        """
+        for batch in loader:
+            grads = []
+            for task_loss in task_losses(batch):
+                optimizer.zero_grad()
+                task_loss.backward(retain_graph=True)
+                grads.append([p.grad.clone() for p in params])
+            optimizer.zero_grad()
+            for p, g in zip(params, combine(grads)):
+                p.grad = g
+            optimizer.step()
+        """,
+        # The optimizer updates an input image; the model's gradients are cleared.
+        """
+        image = torch.randn(1, 3, 224, 224, requires_grad=True)
+        optimizer = torch.optim.Adam([image], lr=0.05)
+        for i in range(steps):
+            optimizer.zero_grad()
+            loss = -model(image)[0, target]
+            loss.backward()
+            model.zero_grad()
+            optimizer.step()
+        """,
+        # Rescaling gradients in place is not clearing them.
+        """
+        for x, y in loader:
+            criterion(model(x), y).backward()
+            for p in model.parameters():
+                p.grad.mul_(1.0 / world_size)
+            optimizer.step()
+            optimizer.zero_grad()
+        """,
         # Clearing the gradients of a frozen teacher (its parameters are not stepped).
         """
         student_opt = torch.optim.SGD(student.parameters(), lr=0.1)
@@ -272,6 +305,16 @@ class ZeroGradBeforeStep(Rule):
             reset(optimizer)
             optimizer.step()
         """,
+        # The model an optimizer was built from (through a filter), by hand.
+        """
+        import torch
+        optimizer = torch.optim.SGD(filter(lambda p: p.requires_grad, net.parameters()), lr=0.1)
+        for x, y in loader:
+            criterion(net(x), y).backward()
+            for p in net.parameters():
+                p.grad.zero_()  # expect: TL005
+            optimizer.step()
+        """,
         # Gradient accumulation broken: the clear sits before the step in the `if`.
         """
         for i, (x, y) in enumerate(loader):
@@ -317,26 +360,31 @@ class ZeroGradBeforeStep(Rule):
         if not (train.backward and train.steps and train.clears):
             return
         idx = an.index(ctx)
+        imps = an.imports(ctx)
         flow = an.flow(ctx)
+        writes = _gradient_writes(idx)
         kinds = {id(n): "backward" for n in train.backward}
         kinds.update({id(n): "step" for n in train.steps})
         kinds.update({id(n): "clear" for n in train.clears})
-        interesting = [*train.backward, *train.steps, *train.clears]
+        kinds.update({id(n): "refill" for n in writes})
+        optimizers = _Optimizers(idx, imps, train)
+        interesting = [*train.backward, *train.steps, *train.clears, *writes]
         reported: set[int] = set()
         for scope in an.running_scopes(idx, an.functions(ctx), train.steps):
             events = flow.events(scope, interesting)
             for i, step in enumerate(events):
                 if kinds[id(step.node)] != "step":
                     continue
-                for clear in self._clears_before(flow, train, kinds, events[:i], step):
+                for clear in self._clears_before(flow, optimizers, kinds, events[:i], step):
                     if id(clear.node) not in reported:
                         reported.add(id(clear.node))
-                        yield self._report(ctx, idx, train, clear.node, step.node)
+                        yield self._report(ctx, idx, clear.node, step.node)
 
     def _clears_before(
-        self, flow: an.Flow, train: an.Training, kinds: dict[int, str], before: list[an.Event], step: an.Event
+        self, flow: an.Flow, optimizers: _Optimizers, kinds: dict[int, str], before: list[an.Event], step: an.Event
     ) -> Iterator[an.Event]:
-        """Clears of `step`'s gradients that run after the last backward pass before it."""
+        """Clears of `step`'s gradients after the last backward pass before it, with no
+        gradient written back in between (gradient surgery sets `p.grad` itself)."""
         backward = next(
             (e for e in reversed(before) if kinds[id(e.node)] == "backward" and flow.reaches(e, step)), None
         )
@@ -344,18 +392,19 @@ class ZeroGradBeforeStep(Rule):
             return
         start = before.index(backward)
         step_guards = {(id(s), branch) for s, branch in step.guards}
-        for clear in before[start + 1 :]:
+        for j, clear in enumerate(before[start + 1 :], start + 1):
             if (
                 kinds[id(clear.node)] == "clear"
                 # A clear under a condition of its own is a deliberate skip of one update.
                 and all((id(s), branch) in step_guards for s, branch in clear.guards)
                 and flow.reaches(backward, clear)
                 and flow.reaches(clear, step)
-                and _clears_what_step_applies(train, clear.node, step.node)
+                and not any(kinds[id(e.node)] == "refill" and flow.reaches(e, step) for e in before[j + 1 :])
+                and optimizers.clears_what_step_applies(clear.node, step.node)
             ):
                 yield clear
 
-    def _report(self, ctx: FileContext, idx: an.Index, train: an.Training, clear: cst.CSTNode, step: cst.Call) -> Report:
+    def _report(self, ctx: FileContext, idx: an.Index, clear: cst.CSTNode, step: cst.CSTNode) -> Report:
         code = ctx.module.code_for_node
         cleared = code(clear).strip() if not isinstance(clear, cst.Call) else code(clear)
         step_code = code(step)
@@ -370,37 +419,95 @@ class ZeroGradBeforeStep(Rule):
         return self.report(clear, message, fix)
 
 
-def _clears_what_step_applies(train: an.Training, clear: cst.CSTNode, step: cst.Call) -> bool:
-    """Only with evidence: the clear names the stepped optimizer, the model it was built
-    from, or (with a single optimizer in the file) a plain `model`/`net`/`self`."""
-    cleared = _cleared_object(train.idx, clear)
-    if cleared is None:
-        return False
-    optimizer = an.dotted(train.optimizer_of(step))
-    if optimizer is None:
-        return False
-    if cleared == optimizer:
-        return True
-    stepped = {an.dotted(e) for e in train.stepped.values()}
-    if cleared in stepped or an.name_says_optimizer(cleared.rsplit(".", 1)[-1]):
-        return False
-    own_model = train.models.get(optimizer)
-    if own_model is not None:
-        return cleared == own_model
-    return len(stepped) == 1 and set(an.name_tokens(cleared.rsplit(".", 1)[-1])) <= _MODEL_WORDS
+class _Optimizers:
+    """Which parameters each stepped optimizer updates, as far as the file shows."""
+
+    def __init__(self, idx: an.Index, imps: an.Imports, train: an.Training) -> None:
+        self.idx = idx
+        self.train = train
+        self.stepped = {an.dotted(e) for e in train.stepped.values()} - {None}
+        # Optimizer name -> every name mentioned in the arguments it was built with.
+        self.built_from: dict[str, set[str]] = {}
+        for assign in idx.nodes(cst.Assign):
+            if not isinstance(assign.value, cst.Call):
+                continue
+            for target in assign.targets:
+                name = an.dotted(target.target)
+                if name in self.stepped:
+                    self.built_from.setdefault(name, set()).update(_mentioned(assign.value.args))
+
+    def clears_what_step_applies(self, clear: cst.CSTNode, step: cst.CSTNode) -> bool:
+        """Only with evidence: the clear names the stepped optimizer, a model the optimizer
+        was built from, or (when the file shows no construction and steps a single optimizer)
+        a plain `model`/`net`/`self`."""
+        cleared = _cleared_object(self.idx, clear)
+        optimizer = an.dotted(self.train.optimizer_of(step))  # type: ignore[arg-type]
+        if cleared is None or optimizer is None:
+            return False
+        if cleared == optimizer:
+            return True
+        if cleared in self.stepped or an.name_says_optimizer(cleared.rsplit(".", 1)[-1]):
+            return False
+        built_from = self.built_from.get(optimizer)
+        if built_from is not None:
+            return cleared in built_from
+        return len(self.stepped) == 1 and set(an.name_tokens(cleared.rsplit(".", 1)[-1])) <= _MODEL_WORDS
+
+
+def _mentioned(args: Sequence[cst.Arg]) -> set[str]:
+    """Dotted names and their prefixes in the arguments: `model.encoder.parameters()` gives
+    `model`, `model.encoder`, `model.encoder.parameters`."""
+    found: set[str] = set()
+    stack: list[cst.CSTNode] = list(args)
+    while stack:
+        node = stack.pop()
+        name = an.dotted(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        if name is not None:
+            parts = name.split(".")
+            found.update(".".join(parts[: i + 1]) for i in range(len(parts)))
+            continue
+        stack.extend(an.children(node))
+    return found
 
 
 def _cleared_object(idx: an.Index, clear: cst.CSTNode) -> str | None:
-    """`optimizer` for `optimizer.zero_grad()`, `model` for `p.grad = None` in
-    `for p in model.parameters()` or for `zero_grads(model)`; None when unclear."""
+    """`optimizer` for `optimizer.zero_grad()`, `model` for `p.grad = None` or
+    `p.grad.zero_()` in `for p in model.parameters()`, or for `zero_grads(model)`;
+    None when unclear or when the "clear" rescales rather than clears (`p.grad.mul_(s)`)."""
     if isinstance(clear, cst.Call):
         owner = an.receiver(clear)
         if an.method_name(clear) == "zero_grad" and owner is not None:
             return an.dotted(owner)
-        args = an.positional(clear)
-        return an.dotted(args[0].value) if isinstance(clear.func, cst.Name) and args else None
+        if an.method_name(clear) != "zero_":
+            args = an.positional(clear)
+            return an.dotted(args[0].value) if isinstance(clear.func, cst.Name) and args else None
+    elif not (isinstance(clear, cst.Assign) and isinstance(clear.value, cst.Name) and clear.value.value == "None"):
+        return None
     loop = idx.enclosing(clear, (cst.For,))
     if loop is not None and isinstance(loop.iter, cst.Call) and an.method_name(loop.iter) == "parameters":
         owner = an.receiver(loop.iter)
         return an.dotted(owner) if owner is not None else None
     return None
+
+
+_WRITING_METHODS = frozenset({"copy_", "add_", "set_"})
+
+
+def _gradient_writes(idx: an.Index) -> list[cst.CSTNode]:
+    """Code that puts gradients into `.grad` by hand: `p.grad = g`, `p.grad += g`, `p.grad.copy_(g)`."""
+    found: list[cst.CSTNode] = []
+    for assign in idx.nodes(cst.Assign):
+        if any(_grad_attr(t.target) for t in assign.targets) and not (
+            isinstance(assign.value, cst.Name) and assign.value.value == "None"
+        ):
+            found.append(assign)
+    found.extend(a for a in idx.nodes(cst.AugAssign) if _grad_attr(a.target))
+    for call in idx.nodes(cst.Call):
+        owner = an.receiver(call)
+        if an.method_name(call) in _WRITING_METHODS and owner is not None and _grad_attr(owner):
+            found.append(call)
+    return found
+
+
+def _grad_attr(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Attribute) and expr.attr.value == "grad"

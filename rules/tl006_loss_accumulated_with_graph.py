@@ -203,6 +203,26 @@ class LossAccumulatedWithGraph(Rule):
         def evaluate(self, loader):
             return self._validate(enumerate(loader))
         """,
+        # Weights, counts and already-detached products.
+        """
+        for x, y in loader:
+            loss_sum = criterion(model(x), y)
+            loss = lam * loss_sum / n_tokens
+            loss.backward()
+            optimizer.step()
+            total_tokens += n_tokens
+            total_lam = total_lam + lam
+            weighted += lam * loss.item()
+        """,
+        # `t.backward(grad)` back-propagates `t`, not the gradient it is given.
+        """
+        loss = 0.0
+        for idx in dims:
+            weight = weights[idx]
+            loss += weight * fn(reps)
+            for t, d in zip(truncated, detached):
+                t.backward(weight * d.grad)
+        """,
         # Predictions (not losses) and labels.
         """
         for x, y in loader:
@@ -265,6 +285,7 @@ class LossAccumulatedWithGraph(Rule):
                 loss.backward()
                 optimizer.step()
                 epoch_loss = epoch_loss + loss * x.size(0)  # expect: TL006
+                doubled += 2 * loss  # expect: TL006
         """,
         # A GradScaler, and an attribute accumulator.
         """
@@ -390,11 +411,16 @@ class LossAccumulatedWithGraph(Rule):
             # (a logging interval, one accumulation cycle) whose graphs backward already freed.
             return False
         binding = _last_binding(idx, loop, acc.value.value, acc.statement)
-        if binding is None or _detaches(binding.value):
+        if binding is None or _no_graph(binding.value):
             return False
         in_loop = [b for b in backpropagated.calls if idx.contains(loop.body, b)]
         if in_loop:
-            return acc.value.value in backpropagated.losses
+            name = acc.value.value
+            # A term added into the loss (`kl` in `loss = ce + kl`) holds a graph when it was
+            # computed by a call; a weight or a count (`lam = args.lam`) does not.
+            return name in backpropagated.direct or (
+                name in backpropagated.terms and isinstance(binding.value, cst.Call)
+            )
         return (
             "loss" in an.name_tokens(acc.value.value)
             # One element of an unpacked tuple may be anything: `loss, metrics, preds = f(x)`.
@@ -443,10 +469,14 @@ def _accumulations(idx: an.Index, loop: cst.For | cst.While) -> Iterator[_Accumu
 
 
 def _loss_operand(expr: cst.BaseExpression) -> cst.Name | None:
-    """`loss` in `loss`, `loss * x.size(0)`, `loss / n`."""
+    """`loss` in `loss`, `loss * x.size(0)`, `loss / n`; None in `w * loss.item()` (a number)."""
     if isinstance(expr, cst.Name):
         return expr
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)):
+        if _detached(expr.left) or _detached(expr.right):
+            return None
+        if isinstance(expr.operator, cst.Divide):
+            return _loss_operand(expr.left)
         return _loss_operand(expr.left) or _loss_operand(expr.right)
     return None
 
@@ -460,8 +490,10 @@ def _base(expr: cst.BaseExpression) -> cst.BaseExpression:
 @dataclass(frozen=True)
 class _Backpropagated:
     calls: list[cst.Call]
-    # Names back-propagated directly, or added into one that is (`loss = ce + kl`).
-    losses: frozenset[str]
+    # Names back-propagated directly (`loss` in `loss.backward()`).
+    direct: frozenset[str]
+    # Names added into one that is (`ce`, `kl` in `loss = ce + 0.1 * kl`).
+    terms: frozenset[str]
     # Every name whose value flows into a back-propagated expression.
     flowing: frozenset[str]
 
@@ -507,7 +539,7 @@ class _BackpropagatedNames:
                     if new_terms:
                         losses |= new_terms
                         changed = True
-        return _Backpropagated(calls, frozenset(losses), frozenset(flowing))
+        return _Backpropagated(calls, frozenset(direct), frozenset(losses - direct), frozenset(flowing))
 
 
 def _names(node: cst.CSTNode) -> set[str]:
@@ -528,13 +560,14 @@ def _names(node: cst.CSTNode) -> set[str]:
 
 
 def _arithmetic_terms(expr: cst.BaseExpression) -> set[str]:
-    """Names added or scaled into a value: `ce`, `kl` in `ce + 0.1 * kl`."""
+    """Names added or scaled into a value: `ce`, `kl` in `ce + 0.1 * kl`; not a divisor."""
     if isinstance(expr, cst.Name):
         return {expr.value}
-    if isinstance(expr, cst.BinaryOperation) and isinstance(
-        expr.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
-    ):
-        return _arithmetic_terms(expr.left) | _arithmetic_terms(expr.right)
+    if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr.operator, (cst.Add, cst.Subtract, cst.Multiply)):
+            return _arithmetic_terms(expr.left) | _arithmetic_terms(expr.right)
+        if isinstance(expr.operator, cst.Divide):
+            return _arithmetic_terms(expr.left)
     return set()
 
 
@@ -582,17 +615,25 @@ def _last_binding(idx: an.Index, loop: cst.For | cst.While, name: str, before: c
     return found
 
 
-def _detaches(value: cst.BaseExpression) -> bool:
+def _detached(value: cst.BaseExpression) -> bool:
+    """`loss.item()`, `loss.detach().cpu()`, `float(loss)`, `loss.data`."""
     if isinstance(value, cst.Call):
         if an.method_name(value) in _DETACHING_METHODS:
             return True
         if isinstance(value.func, cst.Name) and value.func.value in _DETACHING_FUNCTIONS:
             return True
         owner = an.receiver(value)
-        return owner is not None and _detaches(owner)
+        return owner is not None and _detached(owner)
     if isinstance(value, cst.Attribute):
-        return value.attr.value in _DETACHING_METHODS or _detaches(value.value)
-    return not isinstance(value, (cst.Name, cst.Subscript, cst.BinaryOperation))
+        return value.attr.value in _DETACHING_METHODS or _detached(value.value)
+    return False
+
+
+def _no_graph(value: cst.BaseExpression) -> bool:
+    """A value that cannot carry autograd history: detached, or a literal."""
+    return _detached(value) or not isinstance(
+        value, (cst.Name, cst.Subscript, cst.BinaryOperation, cst.Call, cst.Attribute, cst.UnaryOperation)
+    )
 
 
 def _is_loss_call(imps: an.Imports, value: cst.BaseExpression) -> bool:

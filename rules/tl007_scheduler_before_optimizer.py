@@ -174,14 +174,22 @@ class SchedulerBeforeOptimizer(Rule):
             criterion(model(x), y).backward()
             optimizer.step()
         """,
-        # The schedule is positioned by hand and the warning silenced on purpose (ultralytics).
+        # PyTorch's warning about the order read and silenced on purpose (ultralytics).
         """
         import warnings
-        scheduler.last_epoch = start_epoch - 1
         for epoch in range(start_epoch, epochs):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 scheduler.step()
+            for batch in loader:
+                loss.backward()
+                optimizer.step()
+        """,
+        # The schedule positioned by hand so that stepping first lands on the right value.
+        """
+        scheduler.last_epoch = start_epoch - 1
+        for epoch in range(start_epoch, epochs):
+            scheduler.step()
             for batch in loader:
                 loss.backward()
                 optimizer.step()

@@ -147,6 +147,15 @@ class GradClipMisplaced(Rule):
                 optimizer.zero_grad()
             (model(batch) / accum).backward()
         """,
+        # A deferred step: the clip bounds this iteration's gradients for the next step.
+        """
+        for i, batch in enumerate(loader):
+            if i > 0:
+                optimizer.step()
+                optimizer.zero_grad()
+            model(batch).backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        """,
         # A helper that unscales before clipping.
         """
         class Trainer:
@@ -366,8 +375,10 @@ class GradClipMisplaced(Rule):
         step = next((e for e in after if kinds[id(e.node)] == "step"), None)
         if step is None:
             done = next((e for e in reversed(before) if kinds[id(e.node)] == "step" and e.loops == clip.loops), None)
-            if done is None or not any(kinds[id(e.node)] == "backward" for e in before):
+            if done is None or not any(kinds[id(e.node)] == "backward" for e in before[: before.index(done)]):
                 return None
+            if any(kinds[id(e.node)] == "backward" for e in before[before.index(done) + 1 :]):
+                return None  # new gradients since the step: clipped for the next one
             return self.report(
                 node,
                 f"`{name}(...)` runs after `{code(done.node)}`: the update was applied unclipped; clip "
