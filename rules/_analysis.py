@@ -1000,7 +1000,7 @@ def running_scopes(idx: Index, funcs: Functions, nodes: Iterable[cst.CSTNode]) -
     """The module, the functions holding `nodes`, and the local functions that call those
     (up to `MAX_INLINE_DEPTH` calls away): every scope whose run may execute one of them."""
     found: dict[int, cst.CSTNode] = {}
-    frontier = [idx.scope(n) for n in nodes]
+    frontier: list[cst.CSTNode] = [idx.scope(n) for n in nodes]
     for _ in range(MAX_INLINE_DEPTH + 1):
         next_frontier: list[cst.CSTNode] = []
         for scope in frontier:
@@ -1037,7 +1037,7 @@ def move_after(idx: Index, node: cst.CSTNode, anchor: cst.CSTNode) -> tuple[cst.
     moved, after = statement_in_block(idx, node, block), statement_in_block(idx, anchor, block)
     if moved is None or after is None or not _only_runs(moved, node):
         return None
-    body = list(block.body)
+    body: list[cst.CSTNode] = list(block.body)
     positions = {id(s): i for i, s in enumerate(body)}
     if positions[id(moved)] > positions[id(after)]:
         return None

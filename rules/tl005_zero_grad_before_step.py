@@ -413,9 +413,7 @@ class ZeroGradBeforeStep(Rule):
             f"gradient; clear gradients before the forward pass or after `{step_code}`"
         )
         move = an.move_after(idx, clear, step)
-        fix = (
-            FixSpec(f"move `{cleared}` after `{step_code}`", (move,), safe=False) if move is not None else None
-        )
+        fix = FixSpec(f"move `{cleared}` after `{step_code}`", (move,), safe=False) if move is not None else None
         return self.report(clear, message, fix)
 
 
@@ -433,7 +431,7 @@ class _Optimizers:
                 continue
             for target in assign.targets:
                 name = an.dotted(target.target)
-                if name in self.stepped:
+                if name is not None and name in self.stepped:
                     self.built_from.setdefault(name, set()).update(_mentioned(assign.value.args))
 
     def clears_what_step_applies(self, clear: cst.CSTNode, step: cst.CSTNode) -> bool:

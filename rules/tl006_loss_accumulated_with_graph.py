@@ -168,6 +168,18 @@ class LossAccumulatedWithGraph(Rule):
                 losses.append(val_loss)
             return sum(losses)
         """,
+        # NumPy code: no autograd graph at all.
+        """
+        import numpy as np
+        def test(model, batches):
+            total_loss = 0.0
+            for X, y in batches:
+                loss = cross_entropy_loss(model.forward(X), y)
+                total_loss += loss
+            return total_loss
+
+        print(test(model, val_batches))
+        """,
         # An evaluation function that is only called under no_grad.
         """
         import torch
@@ -337,7 +349,7 @@ class LossAccumulatedWithGraph(Rule):
             G_losses.append(errG)  # expect: TL006
             D_losses.append(errD)  # expect: TL006
         """,
-        # An evaluation loop without no_grad.
+        # An evaluation loop without no_grad: the graphs are never freed by a backward pass.
         """
         import torch.nn.functional as F
         def validate(model, loader):
@@ -392,7 +404,8 @@ class LossAccumulatedWithGraph(Rule):
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         idx = an.index(ctx)
-        for loop in idx.nodes(cst.For, cst.While):
+        loops: list[cst.For | cst.While] = [*idx.nodes(cst.For), *idx.nodes(cst.While)]
+        for loop in loops:
             for acc in _accumulations(idx, loop):
                 if self._keeps_graph(ctx, idx, loop, acc):
                     yield self._report(ctx, acc)
@@ -422,7 +435,8 @@ class LossAccumulatedWithGraph(Rule):
                 name in backpropagated.terms and isinstance(binding.value, cst.Call)
             )
         return (
-            "loss" in an.name_tokens(acc.value.value)
+            imps.mentions("torch")
+            and "loss" in an.name_tokens(acc.value.value)
             # One element of an unpacked tuple may be anything: `loss, metrics, preds = f(x)`.
             and not binding.unpacked
             and _is_loss_call(imps, binding.value)
@@ -438,9 +452,7 @@ class LossAccumulatedWithGraph(Rule):
             f"graph stays alive and memory grows; accumulate `{name}.detach()` or `{name}.item()`"
         )
         detached = cst.Call(func=cst.Attribute(value=acc.value, attr=cst.Name("detach")))
-        return self.report(
-            acc.statement, message, FixSpec(f"accumulate `{name}.detach()`", ((acc.value, detached),))
-        )
+        return self.report(acc.statement, message, FixSpec(f"accumulate `{name}.detach()`", ((acc.value, detached),)))
 
 
 def _accumulations(idx: an.Index, loop: cst.For | cst.While) -> Iterator[_Accumulation]:
@@ -463,9 +475,9 @@ def _accumulations(idx: an.Index, loop: cst.For | cst.While) -> Iterator[_Accumu
                         yield _Accumulation(node, target, value)
         elif isinstance(node, cst.Call) and an.method_name(node) == "append" and len(node.args) == 1:
             owner = an.receiver(node)
-            value = node.args[0].value
-            if owner is not None and an.dotted(owner) is not None and isinstance(value, cst.Name):
-                yield _Accumulation(node, owner, value)
+            item = node.args[0].value
+            if owner is not None and an.dotted(owner) is not None and isinstance(item, cst.Name):
+                yield _Accumulation(node, owner, item)
 
 
 def _loss_operand(expr: cst.BaseExpression) -> cst.Name | None:
@@ -522,7 +534,11 @@ class _BackpropagatedNames:
             tensor = an.backpropagated(call, imps)
             if tensor is not None:
                 direct.update(_names(tensor))
-        assigns = [a for a in idx.within(scope, cst.Assign, cst.AugAssign) if idx.scope(a) is scope]
+        candidates: list[cst.Assign | cst.AugAssign] = [
+            *idx.within(scope, cst.Assign),
+            *idx.within(scope, cst.AugAssign),
+        ]
+        assigns = [a for a in candidates if idx.scope(a) is scope]
         losses, flowing = set(direct), set(direct)
         changed = True
         while changed:
@@ -576,7 +592,9 @@ def _assigned_names(node: cst.CSTNode) -> set[str]:
     if isinstance(node, cst.Assign):
         for target in node.targets:
             inner = target.target
-            targets.extend(e.value for e in inner.elements) if isinstance(inner, (cst.Tuple, cst.List)) else targets.append(inner)
+            targets.extend(e.value for e in inner.elements) if isinstance(
+                inner, (cst.Tuple, cst.List)
+            ) else targets.append(inner)
     elif isinstance(node, cst.AugAssign):
         targets.append(node.target)
     return {name for t in targets if (name := an.dotted(t)) is not None}
@@ -587,7 +605,11 @@ def _assigned_in_iteration(idx: an.Index, loop: cst.For | cst.While, accumulator
     base = an.dotted(_base(accumulator))
     if base is None:
         return True
-    for assign in idx.within(loop.body, cst.Assign, cst.AnnAssign):
+    assigns: list[cst.Assign | cst.AnnAssign] = [
+        *idx.within(loop.body, cst.Assign),
+        *idx.within(loop.body, cst.AnnAssign),
+    ]
+    for assign in assigns:
         if isinstance(assign, cst.Assign) and isinstance(assign.value, cst.BinaryOperation):
             continue  # `total = total + loss` is the accumulation itself
         targets = [t.target for t in assign.targets] if isinstance(assign, cst.Assign) else [assign.target]

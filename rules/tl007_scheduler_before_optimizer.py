@@ -372,13 +372,11 @@ class SchedulerBeforeOptimizer(Rule):
         for step in events[i + 1 :]:
             if not steps_it(step) or not flow.reaches(sched, step):
                 continue
-            loop = _shared_iteration(sched, step)
-            if loop is False or (loop is not None and _skips_first_iteration(sched, loop)):
+            shared, loop = _shared_iteration(sched, step)
+            if not shared or (loop is not None and _skips_first_iteration(sched, loop)):
                 continue
             earlier = [
-                e
-                for e in events[:i]
-                if steps_it(e) and (loop is None or loop in e.loops) and flow.reaches(e, sched)
+                e for e in events[:i] if steps_it(e) and (loop is None or loop in e.loops) and flow.reaches(e, sched)
             ]
             return None if earlier else step
         return None
@@ -444,8 +442,11 @@ class _Schedulers:
     def is_schedule_step(self, call: cst.Call) -> bool:
         owner = an.receiver(call)
         # The result of torch's `step()` is None: code that uses it has a schedule of its own.
-        if an.method_name(call) != "step" or call.args or owner is None or not isinstance(
-            self.idx.parent(call), cst.Expr
+        if (
+            an.method_name(call) != "step"
+            or call.args
+            or owner is None
+            or not isinstance(self.idx.parent(call), cst.Expr)
         ):
             return False
         name = an.dotted(owner)
@@ -466,14 +467,14 @@ def _callee(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr.func if isinstance(expr, cst.Call) else expr
 
 
-def _shared_iteration(sched: an.Event, step: an.Event) -> cst.For | cst.While | None | bool:
-    """The innermost loop whose iteration runs both; None when neither runs in a loop of
-    the scope (a step function); False when they share no iteration (a schedule fast-forward
-    before the training loop)."""
+def _shared_iteration(sched: an.Event, step: an.Event) -> tuple[bool, cst.For | cst.While | None]:
+    """Whether both run in one iteration, and the innermost loop whose iteration that is:
+    (True, None) when neither runs in a loop of the scope (a step function), (False, None)
+    when they share no iteration (a schedule fast-forwarded before the training loop)."""
     shared = [loop for loop, other in zip(sched.loops, step.loops) if loop is other]
     if shared:
-        return shared[-1]
-    return None if not sched.loops and not step.loops else False
+        return True, shared[-1]
+    return not sched.loops and not step.loops, None
 
 
 def _skips_first_iteration(sched: an.Event, loop: cst.For | cst.While) -> bool:

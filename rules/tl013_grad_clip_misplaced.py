@@ -401,7 +401,7 @@ class GradClipMisplaced(Rule):
                 return None
             if any(kinds[id(e.node)] == "unscale" for e in before):
                 return None
-            return self._unscale_report(ctx, idx, node, step.node)
+            return self._unscale_report(ctx, idx, node, step.node)  # type: ignore[arg-type]
         return None
 
     def _unscale_report(self, ctx: FileContext, idx: an.Index, clip: cst.Call, step: cst.Call) -> Report:
@@ -460,12 +460,14 @@ def _scaled_backward(backward: cst.CSTNode) -> bool:
 
 
 def _insert_before(idx: an.Index, node: cst.CSTNode, code: str) -> tuple[cst.CSTNode, cst.CSTNode] | None:
-    line = idx.statement(node)
-    block = idx.parent(idx.parent(line)) if isinstance(idx.parent(line), cst.SimpleStatementLine) else None
-    statement = idx.parent(line)
-    if not isinstance(block, (cst.IndentedBlock, cst.Module)) or statement is None:
+    """A replacement that inserts the statement `code` before the line that runs `node`."""
+    statement = idx.parent(idx.statement(node))
+    if not isinstance(statement, cst.SimpleStatementLine):
         return None
-    body = list(block.body)
+    block = idx.parent(statement)
+    if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+        return None
+    body: list[cst.CSTNode] = list(block.body)
     position = next(i for i, s in enumerate(body) if s is statement)
     body.insert(position, cst.parse_statement(code + "\n"))
     return block, block.with_changes(body=body)

@@ -151,6 +151,16 @@ class UnscaledAccumulationLoss(Rule):
                 loss_G.backward()
                 optimizer_G.step()
         """,
+        # apex's scale_loss context: the scaled loss comes from the `with` target.
+        """
+        for i, (video, caption) in enumerate(data_loader):
+            loss = model(video, caption)
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            if (i + 1) % accum_steps == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+        """,
         # A helper computes the already divided loss.
         """
         def compute_loss(model, batch):
@@ -321,7 +331,8 @@ class UnscaledAccumulationLoss(Rule):
         funcs = an.functions(ctx)
         divisors = _divisors(idx)
         reported: set[int] = set()
-        for loop in idx.nodes(cst.For, cst.While):
+        loops: list[cst.For | cst.While] = [*idx.nodes(cst.For), *idx.nodes(cst.While)]
+        for loop in loops:
             events = flow.events(loop.body, [*train.backward, *train.steps])
             for acc in _accumulations(idx, train, events, loop):
                 if id(acc.backward) in reported or _scaled(ctx, idx, funcs, acc, divisors):
@@ -396,8 +407,13 @@ def _every_n(idx: an.Index, loop: cst.For | cst.While, step: an.Event) -> cst.Ba
 
 def _only_continues(block: cst.BaseSuite) -> bool:
     statements = block.body if isinstance(block, cst.IndentedBlock) else [block]
-    return len(statements) == 1 and isinstance(statements[0], (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and any(
-        isinstance(s, cst.Continue) for s in statements[0].body  # type: ignore[union-attr]
+    return (
+        len(statements) == 1
+        and isinstance(statements[0], (cst.SimpleStatementLine, cst.SimpleStatementSuite))
+        and any(
+            isinstance(s, cst.Continue)
+            for s in statements[0].body  # type: ignore[union-attr]
+        )
     )
 
 
@@ -432,7 +448,9 @@ def _self_scaling(backward: cst.CSTNode) -> bool:
     owner = an.receiver(backward)
     if not backward.args or owner is None:
         return False
-    return an.dotted(owner) is None or any(t in _SELF_SCALING_BACKWARD for t in an.name_tokens(an.last_name(owner) or ""))
+    return an.dotted(owner) is None or any(
+        t in _SELF_SCALING_BACKWARD for t in an.name_tokens(an.last_name(owner) or "")
+    )
 
 
 def _atom(expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -461,9 +479,7 @@ def _spellings(expr: cst.BaseExpression) -> set[str]:
     return {name, name.rsplit(".", 1)[-1]} if name else set()
 
 
-def _scaled(
-    ctx: FileContext, idx: an.Index, funcs: an.Functions, acc: _Accumulation, divisors: set[str]
-) -> bool:
+def _scaled(ctx: FileContext, idx: an.Index, funcs: an.Functions, acc: _Accumulation, divisors: set[str]) -> bool:
     """The loss is divided (or multiplied by a factor) somewhere, or the file divides by the
     accumulation count at all: stay silent."""
     if _spellings(acc.count) & divisors:
@@ -474,9 +490,7 @@ def _scaled(
     return _scaled_value(idx, funcs, loss, idx.scope(acc.backward), depth=0)
 
 
-def _scaled_value(
-    idx: an.Index, funcs: an.Functions, expr: cst.BaseExpression, scope: cst.CSTNode, depth: int
-) -> bool:
+def _scaled_value(idx: an.Index, funcs: an.Functions, expr: cst.BaseExpression, scope: cst.CSTNode, depth: int) -> bool:
     if _has_scaling(expr):
         return True
     if isinstance(expr, cst.Call):
@@ -487,7 +501,8 @@ def _scaled_value(
     if values is None:
         return True  # a parameter or a loop variable: unknown origin
     return any(
-        _has_scaling(v) or (isinstance(v, cst.Call) and _calls_scaling_helper(idx, funcs, v))
+        _has_scaling(v)
+        or (isinstance(v, cst.Call) and _calls_scaling_helper(idx, funcs, v))
         or (isinstance(v, cst.Name) and depth < 3 and _scaled_value(idx, funcs, v, scope, depth + 1))
         for v in values
     )
@@ -496,7 +511,12 @@ def _scaled_value(
 def _has_scaling(expr: cst.CSTNode) -> bool:
     """A division anywhere in the expression, or a product at its top."""
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
-        return not isinstance(expr.left, (cst.Integer, cst.Float)) and not isinstance(expr.right, (cst.Integer, cst.Float)) or _has_scaling(expr.left) or _has_scaling(expr.right)
+        return (
+            not isinstance(expr.left, (cst.Integer, cst.Float))
+            and not isinstance(expr.right, (cst.Integer, cst.Float))
+            or _has_scaling(expr.left)
+            or _has_scaling(expr.right)
+        )
     stack: list[cst.CSTNode] = [expr]
     while stack:
         node = stack.pop()
@@ -523,7 +543,12 @@ def _values_assigned(idx: an.Index, scope: cst.CSTNode, name: str) -> list[cst.B
     """Every value assigned to `name` in `scope` (a scaling augmented assignment counts as a
     division); None when the name is never assigned there."""
     values: list[cst.BaseExpression] = []
-    for node in idx.within(scope, cst.Assign, cst.AugAssign, cst.AnnAssign):
+    nodes: list[cst.Assign | cst.AugAssign | cst.AnnAssign] = [
+        *idx.within(scope, cst.Assign),
+        *idx.within(scope, cst.AugAssign),
+        *idx.within(scope, cst.AnnAssign),
+    ]
+    for node in nodes:
         if idx.scope(node) is not scope:
             continue
         if isinstance(node, cst.AugAssign):
