@@ -1054,21 +1054,26 @@ def _only_runs(stmt: cst.CSTNode, node: cst.CSTNode) -> bool:
     return False
 
 
+# Objects whose `backward(loss)` takes the loss as its argument.
 _FRAMEWORK_BACKWARD_WORDS = frozenset(
-    {"accelerator", "accelerate", "engine", "fabric", "trainer", "strategy", "deepspeed", "self", "manual"}
+    {"accelerator", "accelerate", "engine", "fabric", "trainer", "strategy", "deepspeed", "self", "model", "wrapper"}
 )
 
 
 def backpropagated(call: cst.Call, imps: Imports) -> cst.BaseExpression | None:
     """The tensor a backward call back-propagates: `loss` in `loss.backward()`,
     `loss.backward(retain_graph=True)`, `scaler.scale(loss).backward()`,
-    `accelerator.backward(loss)`, `self.manual_backward(loss)`, `torch.autograd.backward(loss)`;
-    `t` (not the gradient) in `t.backward(grad)`."""
+    `accelerator.backward(loss)`, `model_engine.backward(loss)`, `optimizer.backward(loss)`
+    (fairseq), `self.manual_backward(loss)`, `torch.autograd.backward(loss)`; `t` (not the
+    gradient) in `t.backward(grad)`."""
     owner = receiver(call)
     args = positional(call)
     framework = (imps.callee(call) or "") == "torch.autograd.backward" or method_name(call) == "manual_backward"
     if owner is not None and not framework:
-        framework = any(t in _FRAMEWORK_BACKWARD_WORDS for t in name_tokens(last_name(owner) or ""))
+        owner_name = last_name(owner) or ""
+        framework = name_says_optimizer(owner_name) or any(
+            t in _FRAMEWORK_BACKWARD_WORDS for t in name_tokens(owner_name)
+        )
     if framework or owner is None:
         return args[0].value if args else None
     if isinstance(owner, cst.Call) and method_name(owner) == "scale" and positional(owner):

@@ -11,8 +11,6 @@ from torchlint.rules import _analysis as an
 
 # Names of a micro-step count: `range(gradient_accumulation_steps)`, `range(accum_iter)`.
 _ACCUMULATION_WORDS = frozenset({"accum", "accumulate", "accumulation", "accumulations", "micro", "acc"})
-# Backward passes of frameworks that divide by the accumulation count themselves.
-_SELF_SCALING_BACKWARD = frozenset({"accelerator", "engine", "model_engine", "fabric", "trainer", "self"})
 
 
 @dataclass(frozen=True)
@@ -138,6 +136,16 @@ class UnscaledAccumulationLoss(Rule):
                 optimizer.step()
                 optimizer.zero_grad()
         """,
+        # A framework's own backward (fairseq's optimizer, DeepSpeed's engine) handles accumulation.
+        """
+        for i, sample in enumerate(itr):
+            loss = criterion(model, sample)
+            self.optimizer.backward(loss)
+            model_engine.backward(loss)
+            if (i + 1) % update_freq == 0:
+                self.optimizer.step()
+                self.optimizer.zero_grad()
+        """,
         # WGAN: the generator trains every n_critic iterations with its own backward.
         """
         for i, (imgs, _) in enumerate(dataloader):
@@ -172,6 +180,19 @@ class UnscaledAccumulationLoss(Rule):
             if (i + 1) % ACCUM == 0:
                 optimizer.step()
                 optimizer.zero_grad()
+        """,
+        # A backward pass only on the stepping iterations (a periodic auxiliary update).
+        """
+        for i, (x, y) in enumerate(loader):
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            if i % n_aux == 0:
+                aux = aux_loss(model)
+                aux.backward()
+                aux_optimizer.step()
+                aux_optimizer.zero_grad()
         """,
         # Step every iteration, logging every N.
         """
@@ -310,6 +331,18 @@ class UnscaledAccumulationLoss(Rule):
                 optimizer.step()
                 optimizer.zero_grad()
         """,
+        # DDP: no gradient sync on the accumulating micro-steps, the last one steps.
+        """
+        for i, (x, y) in enumerate(loader):
+            loss = criterion(ddp_model(x), y)
+            if (i + 1) % accum != 0:
+                with ddp_model.no_sync():
+                    loss.backward()  # expect: TL015
+            else:
+                loss.backward()  # expect: TL015
+                optimizer.step()
+                optimizer.zero_grad()
+        """,
         # Backward through a direct chain, in a while loop.
         """
         it = 0
@@ -334,7 +367,7 @@ class UnscaledAccumulationLoss(Rule):
         loops: list[cst.For | cst.While] = [*idx.nodes(cst.For), *idx.nodes(cst.While)]
         for loop in loops:
             events = flow.events(loop.body, [*train.backward, *train.steps])
-            for acc in _accumulations(idx, train, events, loop):
+            for acc in _accumulations(idx, an.imports(ctx), train, events, loop):
                 if id(acc.backward) in reported or _scaled(ctx, idx, funcs, acc, divisors):
                     continue
                 reported.add(id(acc.backward))
@@ -364,35 +397,56 @@ def _uses_framework_accumulation(ctx: FileContext) -> bool:
 
 
 def _accumulations(
-    idx: an.Index, train: an.Training, events: list[an.Event], loop: cst.For | cst.While
+    idx: an.Index, imps: an.Imports, train: an.Training, events: list[an.Event], loop: cst.For | cst.While
 ) -> Iterator[_Accumulation]:
     steps = [e for e in events if id(e.node) in train.stepped]
     if not steps:
         return
-    counts = [_every_n(idx, loop, step) for step in steps]
-    backwards = [e for e in events if id(e.node) not in train.stepped and not _self_scaling(e.node)]
-    if all(c is not None for c in counts):
-        guards = {id(stmt) for step in steps for stmt, _ in step.guards}
-        for backward in backwards:
-            if not backward.loops and not any(id(stmt) in guards for stmt, _ in backward.guards):
-                yield _Accumulation(backward.node, steps[0].node, counts[0])  # type: ignore[arg-type]
+    periods = [_every_n(idx, loop, step) for step in steps]
+    backwards = [e for e in events if id(e.node) not in train.stepped and not _self_scaling(e.node, imps)]
+    if all(p is not None for p in periods):
+        # Branch of each `if ... % N` that holds a step: a backward pass elsewhere runs every iteration.
+        stepping = {id(p.guard): p.branch for p in periods if p is not None and p.guard is not None}
+        count = periods[0].count  # type: ignore[union-attr]
+        every_iteration = [b for b in backwards if not b.loops and _runs_every_iteration(b, stepping, backwards)]
+        for backward in every_iteration:
+            yield _Accumulation(backward.node, steps[0].node, count)  # type: ignore[arg-type]
         return
     if any(step.loops for step in steps):
         return
     for backward in backwards:
-        count = _micro_step_count(backward)
-        if count is not None:
-            yield _Accumulation(backward.node, steps[0].node, count)  # type: ignore[arg-type]
+        micro = _micro_step_count(backward)
+        if micro is not None:
+            yield _Accumulation(backward.node, steps[0].node, micro)  # type: ignore[arg-type]
 
 
-def _every_n(idx: an.Index, loop: cst.For | cst.While, step: an.Event) -> cst.BaseExpression | None:
+def _runs_every_iteration(backward: an.Event, stepping: dict[int, bool], backwards: list[an.Event]) -> bool:
+    """Not under the step's `if ... % N`, or under it with a backward pass in each branch
+    (`with model.no_sync(): loss.backward()` on accumulating iterations, then the last one)."""
+    return all(
+        any(any(s is stmt and b != branch for s, b in other.guards) for other in backwards)
+        for stmt, branch in backward.guards
+        if id(stmt) in stepping
+    )
+
+
+@dataclass(frozen=True)
+class _Period:
+    """A step that runs every `count` iterations, under `guard` (None: after `if ...: continue`)."""
+
+    count: cst.BaseExpression
+    guard: cst.If | None
+    branch: bool
+
+
+def _every_n(idx: an.Index, loop: cst.For | cst.While, step: an.Event) -> _Period | None:
     """N for a step under `if ... % N ...:` or after `if ... % N ...: continue` in this loop."""
     if step.loops:
         return None
-    for stmt, _ in step.guards:
+    for stmt, branch in step.guards:
         count = _modulo_divisor(stmt.test)
         if count is not None:
-            return count
+            return _Period(count, stmt, branch)
     top = an.statement_in_block(idx, step.path[0], loop.body)
     body = getattr(loop.body, "body", ())
     for stmt in body:
@@ -401,7 +455,7 @@ def _every_n(idx: an.Index, loop: cst.For | cst.While, step: an.Event) -> cst.Ba
         if isinstance(stmt, cst.If) and stmt.orelse is None and _only_continues(stmt.body):
             count = _modulo_divisor(stmt.test)
             if count is not None:
-                return count
+                return _Period(count, None, True)
     return None
 
 
@@ -440,17 +494,17 @@ def _micro_step_count(backward: an.Event) -> cst.BaseExpression | None:
     return count if any(t in _ACCUMULATION_WORDS for t in tokens) else None
 
 
-def _self_scaling(backward: cst.CSTNode) -> bool:
-    """`accelerator.backward(loss)`, `engine.backward(loss)`: the framework divides."""
+def _self_scaling(backward: cst.CSTNode, imps: an.Imports) -> bool:
+    """A framework's backward pass (`accelerator.backward(loss)`, DeepSpeed's
+    `engine.backward(loss)`, fairseq's `optimizer.backward(loss)`, Lightning's
+    `manual_backward`): it divides by the accumulation count itself, or accumulates its own way."""
     assert isinstance(backward, cst.Call)
-    if an.method_name(backward) != "backward":
+    if an.callee_name(backward) != "backward":
         return True
-    owner = an.receiver(backward)
-    if not backward.args or owner is None:
+    if (imps.callee(backward) or "") == "torch.autograd.backward":
         return False
-    return an.dotted(owner) is None or any(
-        t in _SELF_SCALING_BACKWARD for t in an.name_tokens(an.last_name(owner) or "")
-    )
+    loss = an.backpropagated(backward, imps)
+    return loss is not None and any(loss is arg.value for arg in backward.args)
 
 
 def _atom(expr: cst.BaseExpression) -> cst.BaseExpression:
