@@ -296,6 +296,17 @@ class UnscaledAccumulationLoss(Rule):
             optimizer.step()
             optimizer.zero_grad()
         """,
+        # The step condition kept in a flag (timm's need_update), without dividing.
+        """
+        for batch_idx, (x, y) in enumerate(loader):
+            last_batch = batch_idx == last_batch_idx
+            need_update = last_batch or (batch_idx + 1) % accum_steps == 0
+            loss = loss_fn(model(x), y)
+            loss.backward()  # expect: TL015
+            if need_update:
+                optimizer.step()
+                optimizer.zero_grad()
+        """,
         # A global step counter and a step helper.
         """
         class Trainer:
@@ -444,7 +455,7 @@ def _every_n(idx: an.Index, loop: cst.For | cst.While, step: an.Event) -> _Perio
     if step.loops:
         return None
     for stmt, branch in step.guards:
-        count = _modulo_divisor(stmt.test)
+        count = _modulo_divisor(_named_condition(idx, loop, stmt.test))
         if count is not None:
             return _Period(count, stmt, branch)
     top = an.statement_in_block(idx, step.path[0], loop.body)
@@ -457,6 +468,17 @@ def _every_n(idx: an.Index, loop: cst.For | cst.While, step: an.Event) -> _Perio
             if count is not None:
                 return _Period(count, None, True)
     return None
+
+
+def _named_condition(idx: an.Index, loop: cst.For | cst.While, test: cst.BaseExpression) -> cst.BaseExpression:
+    """The condition behind a flag set in the loop body: `need_update = (i + 1) % n == 0`
+    then `if need_update:` (timm); the test itself otherwise."""
+    if not isinstance(test, cst.Name):
+        return test
+    for assign in idx.within(loop.body, cst.Assign):
+        if any(isinstance(t.target, cst.Name) and t.target.value == test.value for t in assign.targets):
+            return assign.value
+    return test
 
 
 def _only_continues(block: cst.BaseSuite) -> bool:
