@@ -1014,46 +1014,6 @@ def running_scopes(idx: Index, funcs: Functions, nodes: Iterable[cst.CSTNode]) -
     return sorted(found.values(), key=idx.order)
 
 
-def statement_in_block(idx: Index, node: cst.CSTNode, block: cst.CSTNode) -> cst.CSTNode | None:
-    """The statement directly in `block` (an indented block or the module) that holds `node`."""
-    current: cst.CSTNode | None = node
-    while current is not None:
-        parent = idx.parent(current)
-        if parent is block:
-            return current
-        current = parent
-    return None
-
-
-def move_after(idx: Index, node: cst.CSTNode, anchor: cst.CSTNode) -> tuple[cst.CSTNode, cst.CSTNode] | None:
-    """A replacement that moves the statement running `node` to just after the statement
-    running `anchor`, when both sit in one block and the moved statement does nothing else:
-    a line of its own (`scheduler.step()`), or an `if` around only that line."""
-    if idx.scope(node) is not idx.scope(anchor):
-        return None
-    block = next((a for a in idx.ancestors(node) if idx.contains(a, anchor)), None)
-    if not isinstance(block, (cst.IndentedBlock, cst.Module)):
-        return None
-    moved, after = statement_in_block(idx, node, block), statement_in_block(idx, anchor, block)
-    if moved is None or after is None or not _only_runs(moved, node):
-        return None
-    body: list[cst.CSTNode] = list(block.body)
-    positions = {id(s): i for i, s in enumerate(body)}
-    if positions[id(moved)] > positions[id(after)]:
-        return None
-    body.remove(moved)
-    body.insert(body.index(after) + 1, moved)
-    return block, block.with_changes(body=body)
-
-
-def _only_runs(stmt: cst.CSTNode, node: cst.CSTNode) -> bool:
-    if isinstance(stmt, cst.SimpleStatementLine):
-        return len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr) and stmt.body[0].value is node
-    if isinstance(stmt, cst.If) and stmt.orelse is None and isinstance(stmt.body, cst.IndentedBlock):
-        return len(stmt.body.body) == 1 and _only_runs(stmt.body.body[0], node)
-    return False
-
-
 # Objects whose `backward(loss)` takes the loss as its argument.
 _FRAMEWORK_BACKWARD_WORDS = frozenset(
     {"accelerator", "accelerate", "engine", "fabric", "trainer", "strategy", "deepspeed", "self", "model", "wrapper"}

@@ -4,7 +4,7 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 
-from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
+from torchlint.rule import FileContext, Report, Rule
 from torchlint.rules import _analysis as an
 
 # What a plain `X.zero_grad()` most likely means by X when the file steps one optimizer.
@@ -44,9 +44,8 @@ class ZeroGradBeforeStep(Rule):
     ```
 
     ## Fix safety
-    The fix moves the clear to just after the step, when both sit in the same block. It
-    is unsafe: the first step of the loop then also applies any gradient left in `.grad`
-    from before the loop.
+    No automatic fix: the clear belongs before the forward pass or after the step, and
+    moving it can change what code in between (clipping, logging) sees.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html
@@ -224,45 +223,24 @@ class ZeroGradBeforeStep(Rule):
     ]
 
     INVALID = [
-        Example(
-            """
-            for x, y in loader:
-                loss = criterion(model(x), y)
-                loss.backward()
-                optimizer.zero_grad()  # expect: TL005
-                optimizer.step()
-            """,
-            fixed="""
-            for x, y in loader:
-                loss = criterion(model(x), y)
-                loss.backward()
-                optimizer.step()
-                optimizer.zero_grad()  # expect: TL005
-            """,
-        ),
+        """
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.zero_grad()  # expect: TL005
+            optimizer.step()
+        """,
         # The model's gradients, with the only optimizer of the file.
-        Example(
-            """
-            import torch as T
-            opt = T.optim.Adam(model.parameters(), lr=1e-3)
-            for x, y in loader:
-                out = model(x)
-                loss = T.nn.functional.cross_entropy(out, y)
-                loss.backward()
-                model.zero_grad()  # expect: TL005
-                opt.step()
-            """,
-            fixed="""
-            import torch as T
-            opt = T.optim.Adam(model.parameters(), lr=1e-3)
-            for x, y in loader:
-                out = model(x)
-                loss = T.nn.functional.cross_entropy(out, y)
-                loss.backward()
-                opt.step()
-                model.zero_grad()  # expect: TL005
-            """,
-        ),
+        """
+        import torch as T
+        opt = T.optim.Adam(model.parameters(), lr=1e-3)
+        for x, y in loader:
+            out = model(x)
+            loss = T.nn.functional.cross_entropy(out, y)
+            loss.backward()
+            model.zero_grad()  # expect: TL005
+            opt.step()
+        """,
         # With a GradScaler.
         """
         for x, y in loader:
@@ -378,7 +356,7 @@ class ZeroGradBeforeStep(Rule):
                 for clear in self._clears_before(flow, optimizers, kinds, events[:i], step):
                     if id(clear.node) not in reported:
                         reported.add(id(clear.node))
-                        yield self._report(ctx, idx, clear.node, step.node)
+                        yield self._report(ctx, clear.node, step.node)
 
     def _clears_before(
         self, flow: an.Flow, optimizers: _Optimizers, kinds: dict[int, str], before: list[an.Event], step: an.Event
@@ -404,7 +382,7 @@ class ZeroGradBeforeStep(Rule):
             ):
                 yield clear
 
-    def _report(self, ctx: FileContext, idx: an.Index, clear: cst.CSTNode, step: cst.CSTNode) -> Report:
+    def _report(self, ctx: FileContext, clear: cst.CSTNode, step: cst.CSTNode) -> Report:
         code = ctx.module.code_for_node
         cleared = code(clear).strip() if not isinstance(clear, cst.Call) else code(clear)
         step_code = code(step)
@@ -412,9 +390,7 @@ class ZeroGradBeforeStep(Rule):
             f"`{cleared}` runs after the backward pass and before `{step_code}`: the step applies no "
             f"gradient; clear gradients before the forward pass or after `{step_code}`"
         )
-        move = an.move_after(idx, clear, step)
-        fix = FixSpec(f"move `{cleared}` after `{step_code}`", (move,), safe=False) if move is not None else None
-        return self.report(clear, message, fix)
+        return self.report(clear, message)
 
 
 class _Optimizers:

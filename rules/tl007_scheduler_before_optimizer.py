@@ -6,7 +6,7 @@ from typing import Iterator
 import libcst as cst
 
 from torchlint.finding import Severity
-from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
+from torchlint.rule import FileContext, Report, Rule
 from torchlint.rules import _analysis as an
 
 # `torch.optim.lr_scheduler` classes and the Hugging Face factories that build one.
@@ -19,8 +19,6 @@ _NOT_LR_WORDS = frozenset(
     "noise ddpm ddim pndm dpm euler diffusion sampler beta momentum ema wd weight decay teacher "
     "temperature temp tau mask drop dropout kl curriculum data batch alpha sigma".split()
 )
-# Statements between the two steps that read the learning rate make the move visible.
-_READS_LR = re.compile(r"\blr\b|param_groups|get_last_lr|get_lr")
 
 
 class SchedulerBeforeOptimizer(Rule):
@@ -60,9 +58,9 @@ class SchedulerBeforeOptimizer(Rule):
     ```
 
     ## Fix safety
-    The fix moves `scheduler.step()` to just after `optimizer.step()` when both sit in the
-    same block. It is unsafe when code in between reads the learning rate: that code then
-    sees the value before the update.
+    No automatic fix: moving the call changes what code between the two steps (logging
+    the learning rate, warm-up logic) sees, and the right place depends on whether the
+    schedule is per step or per epoch.
 
     ## References
     - https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate
@@ -204,22 +202,13 @@ class SchedulerBeforeOptimizer(Rule):
     ]
 
     INVALID = [
-        Example(
-            """
-            for x, y in loader:
-                scheduler.step()  # expect: TL007
-                optimizer.zero_grad()
-                criterion(model(x), y).backward()
-                optimizer.step()
-            """,
-            fixed="""
-            for x, y in loader:
-                optimizer.zero_grad()
-                criterion(model(x), y).backward()
-                optimizer.step()
-                scheduler.step()  # expect: TL007
-            """,
-        ),
+        """
+        for x, y in loader:
+            scheduler.step()  # expect: TL007
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+        """,
         # Per-epoch, at the top of the epoch (the pre-1.1 habit).
         """
         import torch
@@ -233,28 +222,16 @@ class SchedulerBeforeOptimizer(Rule):
                 optimizer.step()
         """,
         # Bound through an aliased import, with a name that does not say scheduler.
-        Example(
-            """
-            from torch.optim import lr_scheduler as ls
-            decay = ls.CosineAnnealingLR(opt, T_max=100)
-            for x, y in loader:
-                opt.zero_grad()
-                loss = criterion(net(x), y)
-                loss.backward()
-                decay.step()  # expect: TL007
-                opt.step()
-            """,
-            fixed="""
-            from torch.optim import lr_scheduler as ls
-            decay = ls.CosineAnnealingLR(opt, T_max=100)
-            for x, y in loader:
-                opt.zero_grad()
-                loss = criterion(net(x), y)
-                loss.backward()
-                opt.step()
-                decay.step()  # expect: TL007
-            """,
-        ),
+        """
+        from torch.optim import lr_scheduler as ls
+        decay = ls.CosineAnnealingLR(opt, T_max=100)
+        for x, y in loader:
+            opt.zero_grad()
+            loss = criterion(net(x), y)
+            loss.backward()
+            decay.step()  # expect: TL007
+            opt.step()
+        """,
         # A Hugging Face schedule.
         """
         from transformers import get_linear_schedule_with_warmup
@@ -354,7 +331,7 @@ class SchedulerBeforeOptimizer(Rule):
                 step = self._step_after(flow, train, schedulers, events, i)
                 if step is not None:
                     reported.add(id(event.node))
-                    yield self._report(ctx, idx, event.node, step.node)
+                    yield self._report(ctx, event.node, step.node)
 
     def _step_after(
         self, flow: an.Flow, train: an.Training, schedulers: _Schedulers, events: list[an.Event], i: int
@@ -381,21 +358,14 @@ class SchedulerBeforeOptimizer(Rule):
             return None if earlier else step
         return None
 
-    def _report(self, ctx: FileContext, idx: an.Index, sched: cst.CSTNode, step: cst.CSTNode) -> Report:
+    def _report(self, ctx: FileContext, sched: cst.CSTNode, step: cst.CSTNode) -> Report:
         code = ctx.module.code_for_node
         sched_code, step_code = code(sched), code(step)
         message = (
             f"`{sched_code}` runs before `{step_code}` in the same iteration: the schedule skips its "
             f"first value and every update uses the next one; call `{sched_code}` after `{step_code}`"
         )
-        move = an.move_after(idx, sched, step)
-        if move is None:
-            return self.report(sched, message)
-        old, new = move
-        between = _code_between(ctx, idx, old, sched, step)
-        name = an.dotted(an.receiver(sched)) or ""  # type: ignore[arg-type]
-        safe = not _READS_LR.search(between) and name not in between
-        return self.report(sched, message, FixSpec(f"move `{sched_code}` after `{step_code}`", (move,), safe=safe))
+        return self.report(sched, message)
 
 
 class _Schedulers:
@@ -494,11 +464,3 @@ def _names_in(node: cst.CSTNode) -> list[cst.Name]:
             found.append(current)
         stack.extend(an.children(current))
     return found
-
-
-def _code_between(ctx: FileContext, idx: an.Index, block: cst.CSTNode, a: cst.CSTNode, b: cst.CSTNode) -> str:
-    """The source of the statements of `block` strictly between those that hold `a` and `b`."""
-    first, last = an.statement_in_block(idx, a, block), an.statement_in_block(idx, b, block)
-    body = list(getattr(block, "body", ()))
-    start, end = body.index(first), body.index(last)
-    return "".join(ctx.module.code_for_node(s) for s in body[start + 1 : end])

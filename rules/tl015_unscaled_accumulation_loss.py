@@ -458,7 +458,7 @@ def _every_n(idx: an.Index, loop: cst.For | cst.While, step: an.Event) -> _Perio
         count = _modulo_divisor(_named_condition(idx, loop, stmt.test))
         if count is not None:
             return _Period(count, stmt, branch)
-    top = an.statement_in_block(idx, step.path[0], loop.body)
+    top = _statement_in_block(idx, step.path[0], loop.body)
     body = getattr(loop.body, "body", ())
     for stmt in body:
         if stmt is top:
@@ -479,6 +479,11 @@ def _named_condition(idx: an.Index, loop: cst.For | cst.While, test: cst.BaseExp
         if any(isinstance(t.target, cst.Name) and t.target.value == test.value for t in assign.targets):
             return assign.value
     return test
+
+
+def _statement_in_block(idx: an.Index, node: cst.CSTNode, block: cst.CSTNode) -> cst.CSTNode | None:
+    """The statement directly in `block` that holds `node`."""
+    return next((a for a in (node, *idx.ancestors(node)) if idx.parent(a) is block), None)
 
 
 def _only_continues(block: cst.BaseSuite) -> bool:
