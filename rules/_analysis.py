@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import sys
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -1202,3 +1203,239 @@ def mentions(idx: Index, scope: cst.CSTNode, name: str) -> list[cst.BaseExpressi
         if dotted(node) == name:
             found.append(node)
     return found
+
+
+# ---------------------------------------------------------------------------
+# Pack 2 (loop order): the events one run of a scope executes, in execution order,
+# through local helper calls, with the branches that guard them and the jumps that
+# leave before others.
+
+MAX_INLINE_DEPTH = 4
+_AFTER_ITS_CALLEES = (sys.maxsize, 0)
+
+
+@dataclass(frozen=True)
+class Event:
+    """A node that one run of a scope executes.
+
+    `path` holds the calls of local helpers that lead to it, outermost first, then the
+    node itself; `loops` the loops it runs in below the scope (each taken once), outermost
+    first; `guards` the `if` branches it runs under below the scope, as (statement, in_body)."""
+
+    path: tuple[cst.CSTNode, ...]
+    loops: tuple[cst.For | cst.While, ...]
+    guards: tuple[tuple[cst.If, bool], ...]
+
+    @property
+    def node(self) -> cst.CSTNode:
+        return self.path[-1]
+
+
+class Flow:
+    """Execution order, branches and early exits of chosen nodes, for one module."""
+
+    def __init__(self, idx: Index, funcs: Functions) -> None:
+        self.idx = idx
+        self.funcs = funcs
+
+    def events(self, scope: cst.CSTNode, nodes: Iterable[cst.CSTNode]) -> list[Event]:
+        """Those of `nodes` that one run of `scope` (a module, a function, a loop body)
+        executes, in execution order: operands before operations, each loop body once,
+        a local helper's events at its call. Nested functions run only where called."""
+        wanted = sorted(nodes, key=self.idx.order)
+        frames: dict[int, list[Event]] = {}
+        root = scope.body if isinstance(scope, cst.FunctionDef) else scope
+        found = self._frame(root, self._owner(scope), wanted, frames, (id(scope),))
+        return sorted(found, key=self._key)
+
+    def _owner(self, scope: cst.CSTNode) -> cst.CSTNode:
+        if isinstance(scope, (cst.FunctionDef, cst.Module)):
+            return scope
+        return self.idx.scope(scope)
+
+    def _frame(
+        self,
+        root: cst.CSTNode,
+        owner: cst.CSTNode,
+        wanted: list[cst.CSTNode],
+        frames: dict[int, list[Event]],
+        stack: tuple[int, ...],
+    ) -> list[Event]:
+        idx = self.idx
+        lo, hi = idx.order(root), idx.end(root)
+        orders = [idx.order(n) for n in wanted]
+        out = [
+            self._event(root, (node,))
+            for node in wanted[bisect_left(orders, lo) : bisect_right(orders, hi)]
+            if idx.scope(node) is owner
+        ]
+        if len(stack) > MAX_INLINE_DEPTH:
+            return out
+        for call in idx.within(root, cst.Call):
+            targets = self.funcs.resolve(call)
+            if len(targets) != 1 or id(targets[0]) in stack or idx.scope(call) is not owner:
+                continue
+            helper = targets[0]
+            inner = frames.get(id(helper))
+            if inner is None:
+                inner = frames[id(helper)] = self._frame(helper.body, helper, wanted, frames, (*stack, id(helper)))
+            outer = self._event(root, (call,))
+            out.extend(
+                Event((call, *e.path), outer.loops + e.loops, outer.guards + e.guards) for e in inner
+            )
+        return out
+
+    def _event(self, root: cst.CSTNode, path: tuple[cst.CSTNode, ...]) -> Event:
+        node = path[-1]
+        loops: list[cst.For | cst.While] = []
+        guards: list[tuple[cst.If, bool]] = []
+        for ancestor in self.idx.ancestors(node):
+            if ancestor is root or isinstance(ancestor, _NOT_INLINE):
+                break
+            if isinstance(ancestor, LOOP_TYPES) and loop_body_contains(self.idx, ancestor, node):
+                loops.append(ancestor)
+            elif isinstance(ancestor, cst.If):
+                branch = _branch_of(self.idx, ancestor, node)
+                if branch is not None:
+                    guards.append((ancestor, branch))
+        return Event(path, tuple(reversed(loops)), tuple(reversed(guards)))
+
+    def _key(self, event: Event) -> tuple[tuple[int, int], ...]:
+        # A call completes after its operands and after the events of the helper it runs.
+        keys = tuple((self.idx.end(n), -self.idx.order(n)) for n in event.path)
+        return (*keys, _AFTER_ITS_CALLEES)
+
+    def _diverge(self, a: Event, b: Event) -> tuple[cst.CSTNode, cst.CSTNode] | None:
+        """The nodes of the first frame where the paths of `a` and `b` part."""
+        for na, nb in zip(a.path, b.path):
+            if na is not nb:
+                return na, nb
+        return None
+
+    def exclusive(self, a: Event, b: Event) -> bool:
+        """`a` and `b` sit in different branches of one `if`, `match` or `try`: one run
+        executes at most one of them."""
+        parted = self._diverge(a, b)
+        if parted is None:
+            return False
+        na, nb = parted
+        for ancestor in self.idx.ancestors(na):
+            if self.idx.contains(ancestor, nb):
+                pa, pb = _part_of(self.idx, ancestor, na), _part_of(self.idx, ancestor, nb)
+                return pa is not None and pb is not None and pa != pb and (
+                    not isinstance(ancestor, cst.Try) or "body" not in (pa, pb)
+                )
+        return False
+
+    def exits_between(self, a: Event, b: Event) -> bool:
+        """After `a`, a `continue`, `return` or `raise` at its level (or at an enclosing level
+        that `b` is not part of), or a `break` out of a loop that holds `b`, ends the run or
+        the iteration before `b` is reached."""
+        parted = self._diverge(a, b)
+        if parted is None:
+            return False
+        na, nb = parted
+        node = self.idx.statement(na)
+        for parent in self.idx.ancestors(node):
+            if self.idx.contains(parent, nb) or isinstance(parent, _NOT_INLINE):
+                return False
+            if isinstance(parent, (cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.IndentedBlock)):
+                body = list(parent.body)
+                later = body[next(i for i, s in enumerate(body) if s is node) + 1 :]
+                if any(self._leaves(s, nb) for s in later):
+                    return True
+            node = parent
+        return False
+
+    def _leaves(self, stmt: cst.CSTNode, target: cst.CSTNode) -> bool:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            return any(self._leaves(s, target) for s in stmt.body)
+        if isinstance(stmt, cst.Break):
+            loop = enclosing_loops(self.idx, stmt)[:1]
+            return bool(loop) and self.idx.contains(loop[0], target)
+        return isinstance(stmt, (cst.Continue, cst.Return, cst.Raise))
+
+    def reaches(self, a: Event, b: Event) -> bool:
+        """`b` can run after `a` in the same run: not in another branch, not after an exit."""
+        return not self.exclusive(a, b) and not self.exits_between(a, b)
+
+
+def flow(ctx: FileContext) -> Flow:
+    return ctx.analysis(_build_flow)
+
+
+def _build_flow(ctx: FileContext) -> Flow:
+    return Flow(index(ctx), functions(ctx))
+
+
+def _branch_of(idx: Index, stmt: cst.If, node: cst.CSTNode) -> bool | None:
+    """True in the body, False in the `else`/`elif` part, None in the test."""
+    if idx.contains(stmt.body, node):
+        return True
+    if stmt.orelse is not None and idx.contains(stmt.orelse, node):
+        return False
+    return None
+
+
+def _part_of(idx: Index, ancestor: cst.CSTNode, node: cst.CSTNode) -> str | None:
+    """Which alternative of a branching statement holds `node`: None for a part that always runs."""
+    if isinstance(ancestor, (cst.If, cst.IfExp)):
+        if idx.contains(ancestor.body, node):
+            return "body"
+        return "orelse" if ancestor.orelse is not None and idx.contains(ancestor.orelse, node) else None
+    if isinstance(ancestor, cst.Match):
+        return next((f"case{i}" for i, case in enumerate(ancestor.cases) if idx.contains(case, node)), None)
+    if isinstance(ancestor, (cst.Try, cst.TryStar)):
+        if idx.contains(ancestor.body, node):
+            return "body"
+        if ancestor.orelse is not None and idx.contains(ancestor.orelse, node):
+            return "orelse"
+        return next(
+            (f"handler{i}" for i, handler in enumerate(ancestor.handlers) if idx.contains(handler, node)), None
+        )
+    return None
+
+
+def running_scopes(idx: Index, funcs: Functions, nodes: Iterable[cst.CSTNode]) -> list[cst.CSTNode]:
+    """The module, the functions holding `nodes`, and the local functions that call those
+    (up to `MAX_INLINE_DEPTH` calls away): every scope whose run may execute one of them."""
+    found: dict[int, cst.CSTNode] = {}
+    frontier: list[cst.CSTNode] = [idx.scope(n) for n in nodes]
+    for _ in range(MAX_INLINE_DEPTH + 1):
+        next_frontier: list[cst.CSTNode] = []
+        for scope in frontier:
+            if isinstance(scope, cst.Lambda) or id(scope) in found:
+                continue
+            found[id(scope)] = scope
+            if isinstance(scope, cst.FunctionDef):
+                next_frontier.extend(idx.scope(site) for site in funcs.call_sites(scope))
+        frontier = next_frontier
+    found.setdefault(id(idx.module), idx.module)
+    return sorted(found.values(), key=idx.order)
+
+
+# Objects whose `backward(loss)` takes the loss as its argument.
+_FRAMEWORK_BACKWARD_WORDS = frozenset(
+    {"accelerator", "accelerate", "engine", "fabric", "trainer", "strategy", "deepspeed", "self", "model", "wrapper"}
+)
+
+
+def backpropagated(call: cst.Call, imps: Imports) -> cst.BaseExpression | None:
+    """The tensor a backward call back-propagates: `loss` in `loss.backward()`,
+    `loss.backward(retain_graph=True)`, `scaler.scale(loss).backward()`,
+    `accelerator.backward(loss)`, `model_engine.backward(loss)`, `optimizer.backward(loss)`
+    (fairseq), `self.manual_backward(loss)`, `torch.autograd.backward(loss)`; `t` (not the
+    gradient) in `t.backward(grad)`."""
+    owner = receiver(call)
+    args = positional(call)
+    framework = (imps.callee(call) or "") == "torch.autograd.backward" or method_name(call) == "manual_backward"
+    if owner is not None and not framework:
+        owner_name = last_name(owner) or ""
+        framework = name_says_optimizer(owner_name) or any(
+            t in _FRAMEWORK_BACKWARD_WORDS for t in name_tokens(owner_name)
+        )
+    if framework or owner is None:
+        return args[0].value if args else None
+    if isinstance(owner, cst.Call) and method_name(owner) == "scale" and positional(owner):
+        return positional(owner)[0].value
+    return owner

@@ -41,6 +41,9 @@ CHECKS = {
     "TL002": RuntimeCheck("TL002", needs_cuda=True),
     "TL003": RuntimeCheck("TL003"),
     "TL004": RuntimeCheck("TL004"),
+    "TL006": RuntimeCheck("TL103"),
+    "TL011": RuntimeCheck("TL101", needs_cuda=True),
+    "TL012": RuntimeCheck("TL101", needs_cuda=True),
 }
 
 

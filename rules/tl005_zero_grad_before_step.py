@@ -1,0 +1,487 @@
+from __future__ import annotations
+
+from typing import Iterator, Sequence
+
+import libcst as cst
+
+from torchlint.rule import FileContext, Report, Rule
+from torchlint.rules import _analysis as an
+
+# What a plain `X.zero_grad()` most likely means by X when the file steps one optimizer.
+_MODEL_WORDS = frozenset({"model", "net", "network", "module", "self"})
+
+
+class ZeroGradBeforeStep(Rule):
+    """
+    ## What it does
+    Finds a gradient clear (`optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None`,
+    `p.grad.zero_()`) that runs after the backward pass and before the optimizer step of
+    the same iteration, for the parameters that step updates (directly or in a helper of
+    the same module that the training code calls).
+
+    ## Why is this bad?
+    `optimizer.step()` applies whatever is in `.grad` at that moment. Clearing between
+    `backward()` and `step()` throws the fresh gradients away: the step applies nothing
+    (plain SGD) or only momentum and weight decay (Adam, SGD with momentum). The loss
+    stays flat, with no error.
+
+    ## Example
+    ```python
+    for x, y in loader:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.zero_grad()
+        optimizer.step()
+    ```
+
+    ## Use instead
+    ```python
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+    ```
+
+    ## Fix safety
+    No automatic fix: the clear belongs before the forward pass or after the step, and
+    moving it can change what code in between (clipping, logging) sees.
+
+    ## References
+    - https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html
+    - https://pytorch.org/tutorials/recipes/recipes/zeroing_out_gradients.html
+    """
+
+    CODE = "TL005"
+    NAME = "zero-grad-before-step"
+    SUMMARY = "Gradients are cleared between backward() and the optimizer step"
+    TRIGGERS = (("backward",), ("step",), ("grad",))
+    CONFIRMED_BY = ()
+
+    VALID = [
+        # The usual order: clear, forward, backward, step.
+        """
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+        """,
+        # Clearing right after the step is just as good.
+        """
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+        """,
+        # DCGAN: each network clears its own gradients before its own backward.
+        """
+        for i, data in enumerate(dataloader):
+            netD.zero_grad()
+            errD_real = criterion(netD(real), label)
+            errD_real.backward()
+            errD_fake = criterion(netD(fake.detach()), label)
+            errD_fake.backward()
+            optimizerD.step()
+            netG.zero_grad()
+            errG = criterion(netD(fake), label)
+            errG.backward()
+            optimizerG.step()
+        """,
+        # GAN: the generator's backward also fills D's gradients; clearing D's (another
+        # network) before G's step is right.
+        """
+        opt_g = torch.optim.Adam(gen.parameters())
+        opt_d = torch.optim.Adam(disc.parameters())
+        for real in loader:
+            g_loss = criterion(disc(gen(z)), ones)
+            g_loss.backward()
+            disc.zero_grad()
+            opt_g.step()
+            opt_g.zero_grad()
+        """,
+        # Clearing another optimizer between this one's backward and step.
+        """
+        for batch in loader:
+            loss_d = d_loss(batch)
+            loss_d.backward()
+            opt_g.zero_grad()
+            opt_d.step()
+        """,
+        # Accumulation: backward in a micro-step loop, clear after the step (nanoGPT).
+        """
+        while True:
+            for micro_step in range(gradient_accumulation_steps):
+                loss = model(X, Y) / gradient_accumulation_steps
+                scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad(set_to_none=True)
+        """,
+        # Accumulation with a modulo: the clear after the step, inside the same `if`.
+        """
+        for i, (x, y) in enumerate(loader):
+            loss = criterion(model(x), y) / accum
+            loss.backward()
+            if (i + 1) % accum == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+        """,
+        # A clear in another branch than the backward.
+        """
+        for x, y in loader:
+            if train_mode:
+                loss = criterion(model(x), y)
+                loss.backward()
+            else:
+                optimizer.zero_grad()
+            optimizer.step()
+        """,
+        # A non-finite loss: clear and skip the step.
+        """
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            if not torch.isfinite(loss):
+                optimizer.zero_grad()
+                continue
+            optimizer.step()
+        """,
+        # A conditional clear that deliberately voids one update.
+        """
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            if skip_update:
+                optimizer.zero_grad()
+            optimizer.step()
+        """,
+        # A second backward after the clear (gradient of a penalty computed separately).
+        """
+        for x, y in loader:
+            penalty = grad_penalty(model, x)
+            penalty.backward()
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+        """,
+        # A helper clears at its start; the caller backprops only inside it.
+        """
+        def train_step(batch):
+            optimizer.zero_grad()
+            loss = model(batch)
+            loss.backward()
+            optimizer.step()
+
+        for batch in loader:
+            train_step(batch)
+        """,
+        # Gradient surgery: per-task gradients, a clear, then combined gradients written back.
+        """
+        for batch in loader:
+            grads = []
+            for task_loss in task_losses(batch):
+                optimizer.zero_grad()
+                task_loss.backward(retain_graph=True)
+                grads.append([p.grad.clone() for p in params])
+            optimizer.zero_grad()
+            for p, g in zip(params, combine(grads)):
+                p.grad = g
+            optimizer.step()
+        """,
+        # The optimizer updates an input image; the model's gradients are cleared.
+        """
+        image = torch.randn(1, 3, 224, 224, requires_grad=True)
+        optimizer = torch.optim.Adam([image], lr=0.05)
+        for i in range(steps):
+            optimizer.zero_grad()
+            loss = -model(image)[0, target]
+            loss.backward()
+            model.zero_grad()
+            optimizer.step()
+        """,
+        # Rescaling gradients in place is not clearing them.
+        """
+        for x, y in loader:
+            criterion(model(x), y).backward()
+            for p in model.parameters():
+                p.grad.mul_(1.0 / world_size)
+            optimizer.step()
+            optimizer.zero_grad()
+        """,
+        # Clearing the gradients of a frozen teacher (its parameters are not stepped).
+        """
+        student_opt = torch.optim.SGD(student.parameters(), lr=0.1)
+        for x in loader:
+            loss = distill(student(x), teacher(x))
+            loss.backward()
+            teacher.zero_grad()
+            student_opt.step()
+        """,
+    ]
+
+    INVALID = [
+        """
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.zero_grad()  # expect: TL005
+            optimizer.step()
+        """,
+        # The model's gradients, with the only optimizer of the file.
+        """
+        import torch as T
+        opt = T.optim.Adam(model.parameters(), lr=1e-3)
+        for x, y in loader:
+            out = model(x)
+            loss = T.nn.functional.cross_entropy(out, y)
+            loss.backward()
+            model.zero_grad()  # expect: TL005
+            opt.step()
+        """,
+        # With a GradScaler.
+        """
+        for x, y in loader:
+            with torch.autocast("cuda"):
+                loss = criterion(model(x), y)
+            scaler.scale(loss).backward()
+            optimizer.zero_grad(set_to_none=True)  # expect: TL005
+            scaler.step(optimizer)
+            scaler.update()
+        """,
+        # Clearing by hand.
+        """
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            for p in model.parameters():
+                p.grad = None  # expect: TL005
+            optimizer.step()
+        """,
+        # Inside a helper that the loop calls.
+        """
+        class Trainer:
+            def train_step(self, batch):
+                loss = self.model(batch)
+                loss.backward()
+                self.optimizer.zero_grad()  # expect: TL005
+                self.optimizer.step()
+
+            def fit(self, loader):
+                for batch in loader:
+                    self.train_step(batch)
+        """,
+        # A helper that clears, called between backward and step.
+        """
+        def reset(optimizer):
+            optimizer.zero_grad()  # expect: TL005
+
+        for x, y in loader:
+            criterion(model(x), y).backward()
+            reset(optimizer)
+            optimizer.step()
+        """,
+        # The model an optimizer was built from (through a filter), by hand.
+        """
+        import torch
+        optimizer = torch.optim.SGD(filter(lambda p: p.requires_grad, net.parameters()), lr=0.1)
+        for x, y in loader:
+            criterion(net(x), y).backward()
+            for p in net.parameters():
+                p.grad.zero_()  # expect: TL005
+            optimizer.step()
+        """,
+        # Gradient accumulation broken: the clear sits before the step in the `if`.
+        """
+        for i, (x, y) in enumerate(loader):
+            loss = criterion(model(x), y) / accum
+            loss.backward()
+            if (i + 1) % accum == 0:
+                optimizer.zero_grad()  # expect: TL005
+                optimizer.step()
+        """,
+        # Micro-steps, then a clear before the step.
+        """
+        for batch in loader:
+            for chunk in batch.chunk(4):
+                (model(chunk).mean() / 4).backward()
+            optimizer.zero_grad()  # expect: TL005
+            optimizer.step()
+        """,
+        # A GAN whose discriminator update clears its own gradients too early.
+        """
+        for real in loader:
+            optimizer_D.zero_grad()
+            d_loss = adversarial_loss(discriminator(real), valid)
+            d_loss.backward()
+            optimizer_D.zero_grad()  # expect: TL005
+            optimizer_D.step()
+            optimizer_G.zero_grad()
+            g_loss = adversarial_loss(discriminator(generator(z)), valid)
+            g_loss.backward()
+            optimizer_G.step()
+        """,
+        # A train function with no loop of its own.
+        """
+        def train_step(model, batch, opt):
+            loss = model(batch).loss
+            loss.backward()
+            opt.zero_grad()  # expect: TL005
+            opt.step()
+        """,
+    ]
+
+    def check(self, ctx: FileContext) -> Iterator[Report]:
+        train = an.training(ctx)
+        if not (train.backward and train.steps and train.clears):
+            return
+        idx = an.index(ctx)
+        imps = an.imports(ctx)
+        flow = an.flow(ctx)
+        writes = _gradient_writes(idx)
+        kinds = {id(n): "backward" for n in train.backward}
+        kinds.update({id(n): "step" for n in train.steps})
+        kinds.update({id(n): "clear" for n in train.clears})
+        kinds.update({id(n): "refill" for n in writes})
+        optimizers = _Optimizers(idx, imps, train)
+        interesting = [*train.backward, *train.steps, *train.clears, *writes]
+        reported: set[int] = set()
+        for scope in an.running_scopes(idx, an.functions(ctx), train.steps):
+            events = flow.events(scope, interesting)
+            for i, step in enumerate(events):
+                if kinds[id(step.node)] != "step":
+                    continue
+                for clear in self._clears_before(flow, optimizers, kinds, events[:i], step):
+                    if id(clear.node) not in reported:
+                        reported.add(id(clear.node))
+                        yield self._report(ctx, clear.node, step.node)
+
+    def _clears_before(
+        self, flow: an.Flow, optimizers: _Optimizers, kinds: dict[int, str], before: list[an.Event], step: an.Event
+    ) -> Iterator[an.Event]:
+        """Clears of `step`'s gradients after the last backward pass before it, with no
+        gradient written back in between (gradient surgery sets `p.grad` itself)."""
+        backward = next(
+            (e for e in reversed(before) if kinds[id(e.node)] == "backward" and flow.reaches(e, step)), None
+        )
+        if backward is None:
+            return
+        start = before.index(backward)
+        step_guards = {(id(s), branch) for s, branch in step.guards}
+        for j, clear in enumerate(before[start + 1 :], start + 1):
+            if (
+                kinds[id(clear.node)] == "clear"
+                # A clear under a condition of its own is a deliberate skip of one update.
+                and all((id(s), branch) in step_guards for s, branch in clear.guards)
+                and flow.reaches(backward, clear)
+                and flow.reaches(clear, step)
+                and not any(kinds[id(e.node)] == "refill" and flow.reaches(e, step) for e in before[j + 1 :])
+                and optimizers.clears_what_step_applies(clear.node, step.node)
+            ):
+                yield clear
+
+    def _report(self, ctx: FileContext, clear: cst.CSTNode, step: cst.CSTNode) -> Report:
+        code = ctx.module.code_for_node
+        cleared = code(clear).strip() if not isinstance(clear, cst.Call) else code(clear)
+        step_code = code(step)
+        message = (
+            f"`{cleared}` runs after the backward pass and before `{step_code}`: the step applies no "
+            f"gradient; clear gradients before the forward pass or after `{step_code}`"
+        )
+        return self.report(clear, message)
+
+
+class _Optimizers:
+    """Which parameters each stepped optimizer updates, as far as the file shows."""
+
+    def __init__(self, idx: an.Index, imps: an.Imports, train: an.Training) -> None:
+        self.idx = idx
+        self.train = train
+        self.stepped = {an.dotted(e) for e in train.stepped.values()} - {None}
+        # Optimizer name -> every name mentioned in the arguments it was built with.
+        self.built_from: dict[str, set[str]] = {}
+        for assign in idx.nodes(cst.Assign):
+            if not isinstance(assign.value, cst.Call):
+                continue
+            for target in assign.targets:
+                name = an.dotted(target.target)
+                if name is not None and name in self.stepped:
+                    self.built_from.setdefault(name, set()).update(_mentioned(assign.value.args))
+
+    def clears_what_step_applies(self, clear: cst.CSTNode, step: cst.CSTNode) -> bool:
+        """Only with evidence: the clear names the stepped optimizer, a model the optimizer
+        was built from, or (when the file shows no construction and steps a single optimizer)
+        a plain `model`/`net`/`self`."""
+        cleared = _cleared_object(self.idx, clear)
+        optimizer = an.dotted(self.train.optimizer_of(step))  # type: ignore[arg-type]
+        if cleared is None or optimizer is None:
+            return False
+        if cleared == optimizer:
+            return True
+        if cleared in self.stepped or an.name_says_optimizer(cleared.rsplit(".", 1)[-1]):
+            return False
+        built_from = self.built_from.get(optimizer)
+        if built_from is not None:
+            return cleared in built_from
+        return len(self.stepped) == 1 and set(an.name_tokens(cleared.rsplit(".", 1)[-1])) <= _MODEL_WORDS
+
+
+def _mentioned(args: Sequence[cst.Arg]) -> set[str]:
+    """Dotted names and their prefixes in the arguments: `model.encoder.parameters()` gives
+    `model`, `model.encoder`, `model.encoder.parameters`."""
+    found: set[str] = set()
+    stack: list[cst.CSTNode] = list(args)
+    while stack:
+        node = stack.pop()
+        name = an.dotted(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        if name is not None:
+            parts = name.split(".")
+            found.update(".".join(parts[: i + 1]) for i in range(len(parts)))
+            continue
+        stack.extend(an.children(node))
+    return found
+
+
+def _cleared_object(idx: an.Index, clear: cst.CSTNode) -> str | None:
+    """`optimizer` for `optimizer.zero_grad()`, `model` for `p.grad = None` or
+    `p.grad.zero_()` in `for p in model.parameters()`, or for `zero_grads(model)`;
+    None when unclear or when the "clear" rescales rather than clears (`p.grad.mul_(s)`)."""
+    if isinstance(clear, cst.Call):
+        owner = an.receiver(clear)
+        if an.method_name(clear) == "zero_grad" and owner is not None:
+            return an.dotted(owner)
+        if an.method_name(clear) != "zero_":
+            args = an.positional(clear)
+            return an.dotted(args[0].value) if isinstance(clear.func, cst.Name) and args else None
+    elif not (isinstance(clear, cst.Assign) and isinstance(clear.value, cst.Name) and clear.value.value == "None"):
+        return None
+    loop = idx.enclosing(clear, (cst.For,))
+    if loop is not None and isinstance(loop.iter, cst.Call) and an.method_name(loop.iter) == "parameters":
+        owner = an.receiver(loop.iter)
+        return an.dotted(owner) if owner is not None else None
+    return None
+
+
+_WRITING_METHODS = frozenset({"copy_", "add_", "set_"})
+
+
+def _gradient_writes(idx: an.Index) -> list[cst.CSTNode]:
+    """Code that puts gradients into `.grad` by hand: `p.grad = g`, `p.grad += g`, `p.grad.copy_(g)`."""
+    found: list[cst.CSTNode] = []
+    for assign in idx.nodes(cst.Assign):
+        if any(_grad_attr(t.target) for t in assign.targets) and not (
+            isinstance(assign.value, cst.Name) and assign.value.value == "None"
+        ):
+            found.append(assign)
+    found.extend(a for a in idx.nodes(cst.AugAssign) if _grad_attr(a.target))
+    for call in idx.nodes(cst.Call):
+        owner = an.receiver(call)
+        if an.method_name(call) in _WRITING_METHODS and owner is not None and _grad_attr(owner):
+            found.append(call)
+    return found
+
+
+def _grad_attr(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Attribute) and expr.attr.value == "grad"

@@ -1,0 +1,685 @@
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterator
+
+import libcst as cst
+
+from torchlint.finding import Severity
+from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
+from torchlint.rules import _analysis as an
+
+# Expressions that turn a tensor into a value without autograd history.
+_DETACHING_METHODS = frozenset({"item", "detach", "tolist", "numpy", "data"})
+_DETACHING_FUNCTIONS = frozenset({"float", "int", "bool", "round"})
+# Calls whose result is a loss: `criterion(out, y)`, `loss_fn(...)`, `F.cross_entropy(...)`.
+_LOSS_CALL = re.compile(r"(?i)(loss|criterion|cross_entropy|nll|mse|bce|l1|huber|kl_div)")
+_EVAL_FUNCTION = re.compile(r"(?i)(eval|valid|test|infer|predict)")
+
+
+@dataclass(frozen=True)
+class _Accumulation:
+    """`total += loss`, `total = total + loss` or `losses.append(loss)` in a loop body."""
+
+    statement: cst.CSTNode
+    accumulator: cst.BaseExpression
+    value: cst.Name
+
+
+class LossAccumulatedWithGraph(Rule):
+    """
+    ## What it does
+    Finds a running total of a tensor that requires grad, kept across the iterations of a
+    loop: `total_loss += loss`, `total = total + loss`, `losses.append(loss)`, where
+    `loss` is back-propagated in that iteration (or is part of what is), or is a loss
+    computed with gradients enabled in an evaluation loop, and is added without
+    `.item()`, `.detach()` or `float()`.
+
+    ## Why is this bad?
+    Adding a tensor that requires grad to a total records the addition in the autograd
+    graph: the total keeps a reference to every iteration's graph, so memory grows with
+    every step until the epoch ends (or the process runs out of memory), and each step
+    gets slower. The PyTorch FAQ calls this "accumulating history across your training loop".
+
+    ## Example
+    ```python
+    total_loss = 0
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total_loss += loss
+    ```
+
+    ## Use instead
+    ```python
+    total_loss = 0
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total_loss += loss.detach()  # or loss.item() for a Python float
+    ```
+    Summing losses on purpose to back-propagate the total (several heads, several
+    chunks) is fine: the total itself is back-propagated.
+
+    ## Fix safety
+    The fix accumulates `loss.detach()`: the total stays a tensor (so later tensor code
+    keeps working) and carries no graph. It is safe unless the total is meant to be
+    back-propagated somewhere this rule cannot see.
+
+    ## Runtime confirmation
+    `torchlint probe` confirms it as TL103 memory-growth: allocated memory rises with
+    every iteration.
+
+    ## References
+    - https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory
+    """
+
+    CODE = "TL006"
+    NAME = "loss-accumulated-with-graph"
+    SUMMARY = "A running total keeps the autograd graph of every iteration alive"
+    SEVERITY = Severity.WARNING
+    TRIGGERS = (("+", "append"), ("backward", "loss", "criterion"))
+    CONFIRMED_BY = ("TL103",)
+
+    VALID = [
+        # A Python float.
+        """
+        total_loss = 0.0
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+            total_loss += loss.item()
+        """,
+        # Detached tensors.
+        """
+        losses = []
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.detach())
+            running = running + float(loss)
+        """,
+        # The loss was already turned into a number.
+        """
+        total = 0
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            loss = loss.item()
+            total += loss
+        """,
+        # Deliberate: summing losses of several chunks, then back-propagating the total.
+        """
+        for batch in loader:
+            total = 0
+            for chunk in batch.chunk(4):
+                total += criterion(model(chunk), target)
+            total.backward()
+            optimizer.step()
+        """,
+        # Deliberate: a list of losses stacked and back-propagated.
+        """
+        losses = []
+        for task, (x, y) in tasks:
+            loss = heads[task](x, y)
+            losses.append(loss)
+        torch.stack(losses).sum().backward()
+        """,
+        # Within one iteration: adding an auxiliary loss before backward.
+        """
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss = loss + 0.1 * aux_loss(model)
+            loss.backward()
+            optimizer.step()
+        """,
+        """
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            for reg in regularizers:
+                loss += reg(model)
+            loss.backward()
+        """,
+        # Evaluation under no_grad.
+        """
+        import torch
+        def evaluate(model, loader):
+            total = 0
+            with torch.no_grad():
+                for x, y in loader:
+                    loss = criterion(model(x), y)
+                    total += loss
+            return total / len(loader)
+        """,
+        # Evaluation under inference_mode as a decorator.
+        """
+        import torch
+        @torch.inference_mode()
+        def validate(model, loader):
+            losses = []
+            for x, y in loader:
+                losses.append(criterion(model(x), y))
+                val_loss = criterion(model(x), y)
+                losses.append(val_loss)
+            return sum(losses)
+        """,
+        # NumPy code: no autograd graph at all.
+        """
+        import numpy as np
+        def test(model, batches):
+            total_loss = 0.0
+            for X, y in batches:
+                loss = cross_entropy_loss(model.forward(X), y)
+                total_loss += loss
+            return total_loss
+
+        print(test(model, val_batches))
+        """,
+        # An evaluation function that is only called under no_grad.
+        """
+        import torch
+        def evaluate(model, loader):
+            total = 0
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                total += loss
+            return total
+
+        with torch.no_grad():
+            evaluate(model, val_loader)
+        """,
+        # Summing under no_grad keeps no graph.
+        """
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+            with torch.no_grad():
+                total_loss += loss
+        """,
+        # An evaluation helper returning (loss, metrics, predictions): which is a tensor with
+        # history is unknown (poutyne converts predictions to NumPy).
+        """
+        def _validate(self, steps):
+            pred_list = []
+            for step, (x, y) in steps:
+                loss, metrics, pred_loss = self._compute_loss_and_metrics(x, y)
+                pred_list.append(pred_loss)
+            return pred_list
+
+        def evaluate(self, loader):
+            return self._validate(enumerate(loader))
+        """,
+        # Weights, counts and already-detached products.
+        """
+        for x, y in loader:
+            loss_sum = criterion(model(x), y)
+            loss = lam * loss_sum / n_tokens
+            loss.backward()
+            optimizer.step()
+            total_tokens += n_tokens
+            total_lam = total_lam + lam
+            weighted += lam * loss.item()
+        """,
+        # `t.backward(grad)` back-propagates `t`, not the gradient it is given.
+        """
+        loss = 0.0
+        for idx in dims:
+            weight = weights[idx]
+            loss += weight * fn(reps)
+            for t, d in zip(truncated, detached):
+                t.backward(weight * d.grad)
+        """,
+        # Predictions (not losses) and labels.
+        """
+        for x, y in loader:
+            out = model(x)
+            loss = criterion(out, y)
+            loss.backward()
+            labels.append(y)
+            total_count += y.size(0)
+        """,
+    ]
+
+    INVALID = [
+        Example(
+            """
+            total_loss = 0
+            for x, y in loader:
+                optimizer.zero_grad()
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+                total_loss += loss  # expect: TL006
+            """,
+            fixed="""
+            total_loss = 0
+            for x, y in loader:
+                optimizer.zero_grad()
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+                total_loss += loss.detach()  # expect: TL006
+            """,
+        ),
+        Example(
+            """
+            losses = []
+            for x, y in loader:
+                optimizer.zero_grad()
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+                losses.append(loss)  # expect: TL006
+            """,
+            fixed="""
+            losses = []
+            for x, y in loader:
+                optimizer.zero_grad()
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+                losses.append(loss.detach())  # expect: TL006
+            """,
+        ),
+        # `total = total + loss` and a loss weighted by the batch size.
+        """
+        for epoch in range(epochs):
+            epoch_loss = 0
+            for x, y in loader:
+                optimizer.zero_grad()
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+                epoch_loss = epoch_loss + loss * x.size(0)  # expect: TL006
+                doubled += 2 * loss  # expect: TL006
+        """,
+        # A GradScaler, and an attribute accumulator.
+        """
+        class Trainer:
+            def train_epoch(self):
+                for batch in self.loader:
+                    with torch.autocast("cuda"):
+                        loss = self.model(batch).loss
+                    self.scaler.scale(loss).backward()
+                    self.scaler.step(self.optimizer)
+                    self.scaler.update()
+                    self.optimizer.zero_grad()
+                    self.running_loss += loss  # expect: TL006
+        """,
+        # A component of the back-propagated loss.
+        """
+        for x, y in loader:
+            optimizer.zero_grad()
+            ce = criterion(model(x), y)
+            kl = kl_term(model)
+            loss = ce + 0.01 * kl
+            loss.backward()
+            optimizer.step()
+            kl_total += kl  # expect: TL006
+        """,
+        # A dictionary of running totals.
+        """
+        stats = {"loss": 0.0}
+        for step, batch in enumerate(loader):
+            outputs = model(**batch)
+            loss = outputs.loss
+            accelerator.backward(loss)
+            optimizer.step()
+            optimizer.zero_grad()
+            stats["loss"] += loss  # expect: TL006
+        """,
+        # GAN: both losses kept.
+        """
+        G_losses, D_losses = [], []
+        for real in loader:
+            netD.zero_grad()
+            errD = criterion(netD(real), label)
+            errD.backward()
+            optimizerD.step()
+            netG.zero_grad()
+            errG = criterion(netD(netG(noise)), label)
+            errG.backward()
+            optimizerG.step()
+            G_losses.append(errG)  # expect: TL006
+            D_losses.append(errD)  # expect: TL006
+        """,
+        # An evaluation loop without no_grad: the graphs are never freed by a backward pass.
+        """
+        import torch.nn.functional as F
+        def validate(model, loader):
+            model.eval()
+            val_loss = 0
+            for x, y in loader:
+                loss = F.cross_entropy(model(x), y)
+                val_loss += loss  # expect: TL006
+            return val_loss / len(loader)
+
+        for epoch in range(10):
+            train(model)
+            print(validate(model, val_loader))
+        """,
+        # A while loop over steps.
+        """
+        step = 0
+        total = 0.
+        while step < max_steps:
+            x, y = next(it)
+            opt.zero_grad()
+            loss = loss_fn(net(x), y)
+            loss.backward()
+            opt.step()
+            total += loss  # expect: TL006
+            step += 1
+        """,
+        # nanoGPT-style unpacking of the model's outputs.
+        """
+        losses = []
+        for it in range(max_iters):
+            X, Y = get_batch("train")
+            logits, loss = model(X, Y)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            losses.append(loss)  # expect: TL006
+        """,
+        # Accumulated by an aliased import's loss, then summed.
+        """
+        import torch.nn as nn
+        criterion = nn.MSELoss()
+        history = []
+        for epoch in range(100):
+            optimizer.zero_grad()
+            loss = criterion(model(inputs), targets)
+            loss.backward()
+            optimizer.step()
+            history.append(loss)  # expect: TL006
+        """,
+    ]
+
+    def check(self, ctx: FileContext) -> Iterator[Report]:
+        idx = an.index(ctx)
+        loops: list[cst.For | cst.While] = [*idx.nodes(cst.For), *idx.nodes(cst.While)]
+        for loop in loops:
+            for acc in _accumulations(idx, loop):
+                if self._keeps_graph(ctx, idx, loop, acc):
+                    yield self._report(ctx, acc)
+
+    def _keeps_graph(self, ctx: FileContext, idx: an.Index, loop: cst.For | cst.While, acc: _Accumulation) -> bool:
+        imps = an.imports(ctx)
+        if an.in_grad_free_block(idx, acc.statement, imps):
+            return False
+        scope = idx.scope(loop)
+        backpropagated = _backpropagated_names(ctx, idx, scope)
+        accumulator = an.dotted(_base(acc.accumulator))
+        if accumulator is not None and accumulator in backpropagated.flowing:
+            return False  # the total itself is back-propagated: summed on purpose
+        if _assigned_in_iteration(idx, loop, acc.accumulator):
+            # Reset in the loop: not carried across iterations, or only over a bounded window
+            # (a logging interval, one accumulation cycle) whose graphs backward already freed.
+            return False
+        binding = _last_binding(idx, loop, acc.value.value, acc.statement)
+        if binding is None or _no_graph(binding.value):
+            return False
+        in_loop = [b for b in backpropagated.calls if idx.contains(loop.body, b)]
+        if in_loop:
+            name = acc.value.value
+            # A term added into the loss (`kl` in `loss = ce + kl`) holds a graph when it was
+            # computed by a call; a weight or a count (`lam = args.lam`) does not.
+            return name in backpropagated.direct or (
+                name in backpropagated.terms and isinstance(binding.value, cst.Call)
+            )
+        return (
+            imps.mentions("torch")
+            and "loss" in an.name_tokens(acc.value.value)
+            # One element of an unpacked tuple may be anything: `loss, metrics, preds = f(x)`.
+            and not binding.unpacked
+            and _is_loss_call(imps, binding.value)
+            and _grad_enabled_eval(ctx, idx, imps, scope)
+        )
+
+    def _report(self, ctx: FileContext, acc: _Accumulation) -> Report:
+        code = ctx.module.code_for_node
+        name = acc.value.value
+        total = code(acc.accumulator)
+        message = (
+            f"`{total}` accumulates `{name}`, a tensor that requires grad: every iteration's autograd "
+            f"graph stays alive and memory grows; accumulate `{name}.detach()` or `{name}.item()`"
+        )
+        detached = cst.Call(func=cst.Attribute(value=acc.value, attr=cst.Name("detach")))
+        return self.report(acc.statement, message, FixSpec(f"accumulate `{name}.detach()`", ((acc.value, detached),)))
+
+
+def _accumulations(idx: an.Index, loop: cst.For | cst.While) -> Iterator[_Accumulation]:
+    """Accumulations of a plain name that run directly in this loop's body (not in an
+    inner loop, nor in a nested function)."""
+    for node in idx.within(loop.body, cst.AugAssign, cst.Assign, cst.Call):
+        if an.enclosing_loops(idx, node)[:1] != [loop]:
+            continue
+        if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
+            value = _loss_operand(node.value)
+            if value is not None:
+                yield _Accumulation(node, node.target, value)
+        elif isinstance(node, cst.Assign) and len(node.targets) == 1:
+            target = node.targets[0].target
+            total = node.value
+            if isinstance(total, cst.BinaryOperation) and isinstance(total.operator, cst.Add):
+                for own, other in ((total.left, total.right), (total.right, total.left)):
+                    value = _loss_operand(other)
+                    if an.same_expr(own, target) and value is not None:
+                        yield _Accumulation(node, target, value)
+        elif isinstance(node, cst.Call) and an.method_name(node) == "append" and len(node.args) == 1:
+            owner = an.receiver(node)
+            item = node.args[0].value
+            if owner is not None and an.dotted(owner) is not None and isinstance(item, cst.Name):
+                yield _Accumulation(node, owner, item)
+
+
+def _loss_operand(expr: cst.BaseExpression) -> cst.Name | None:
+    """`loss` in `loss`, `loss * x.size(0)`, `loss / n`; None in `w * loss.item()` (a number)."""
+    if isinstance(expr, cst.Name):
+        return expr
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)):
+        if _detached(expr.left) or _detached(expr.right):
+            return None
+        if isinstance(expr.operator, cst.Divide):
+            return _loss_operand(expr.left)
+        return _loss_operand(expr.left) or _loss_operand(expr.right)
+    return None
+
+
+def _base(expr: cst.BaseExpression) -> cst.BaseExpression:
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    return expr
+
+
+@dataclass(frozen=True)
+class _Backpropagated:
+    calls: list[cst.Call]
+    # Names back-propagated directly (`loss` in `loss.backward()`).
+    direct: frozenset[str]
+    # Names added into one that is (`ce`, `kl` in `loss = ce + 0.1 * kl`).
+    terms: frozenset[str]
+    # Every name whose value flows into a back-propagated expression.
+    flowing: frozenset[str]
+
+
+def _backpropagated_names(ctx: FileContext, idx: an.Index, scope: cst.CSTNode) -> _Backpropagated:
+    return ctx.analysis(_BackpropagatedNames).of(idx, ctx, scope)
+
+
+class _BackpropagatedNames:
+    """Per scope, what its backward passes consume (cached per file)."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self._cache: dict[int, _Backpropagated] = {}
+
+    def of(self, idx: an.Index, ctx: FileContext, scope: cst.CSTNode) -> _Backpropagated:
+        found = self._cache.get(id(scope))
+        if found is None:
+            found = self._cache[id(scope)] = self._compute(idx, ctx, scope)
+        return found
+
+    def _compute(self, idx: an.Index, ctx: FileContext, scope: cst.CSTNode) -> _Backpropagated:
+        imps = an.imports(ctx)
+        calls = [b for b in an.training(ctx).backward if idx.scope(b) is scope]
+        direct: set[str] = set()
+        for call in calls:
+            tensor = an.backpropagated(call, imps)
+            if tensor is not None:
+                direct.update(_names(tensor))
+        candidates: list[cst.Assign | cst.AugAssign] = [
+            *idx.within(scope, cst.Assign),
+            *idx.within(scope, cst.AugAssign),
+        ]
+        assigns = [a for a in candidates if idx.scope(a) is scope]
+        losses, flowing = set(direct), set(direct)
+        changed = True
+        while changed:
+            changed = False
+            for assign in assigns:
+                targets = _assigned_names(assign)
+                if targets & flowing:
+                    new = _names(assign.value) - flowing
+                    if new:
+                        flowing |= new
+                        changed = True
+                if targets & losses:
+                    new_terms = _arithmetic_terms(assign.value) - losses
+                    if new_terms:
+                        losses |= new_terms
+                        changed = True
+        return _Backpropagated(calls, frozenset(direct), frozenset(losses - direct), frozenset(flowing))
+
+
+def _names(node: cst.CSTNode) -> set[str]:
+    """Plain names and dotted chains mentioned in `node`."""
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.Name, cst.Attribute)):
+            name = an.dotted(current)
+            if name is not None:
+                found.add(name)
+                found.add(name.partition(".")[0])
+                if isinstance(current, cst.Name):
+                    continue
+        stack.extend(an.children(current))
+    return found
+
+
+def _arithmetic_terms(expr: cst.BaseExpression) -> set[str]:
+    """Names added or scaled into a value: `ce`, `kl` in `ce + 0.1 * kl`; not a divisor."""
+    if isinstance(expr, cst.Name):
+        return {expr.value}
+    if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr.operator, (cst.Add, cst.Subtract, cst.Multiply)):
+            return _arithmetic_terms(expr.left) | _arithmetic_terms(expr.right)
+        if isinstance(expr.operator, cst.Divide):
+            return _arithmetic_terms(expr.left)
+    return set()
+
+
+def _assigned_names(node: cst.CSTNode) -> set[str]:
+    targets: list[cst.BaseExpression] = []
+    if isinstance(node, cst.Assign):
+        for target in node.targets:
+            inner = target.target
+            targets.extend(e.value for e in inner.elements) if isinstance(
+                inner, (cst.Tuple, cst.List)
+            ) else targets.append(inner)
+    elif isinstance(node, cst.AugAssign):
+        targets.append(node.target)
+    return {name for t in targets if (name := an.dotted(t)) is not None}
+
+
+def _assigned_in_iteration(idx: an.Index, loop: cst.For | cst.While, accumulator: cst.BaseExpression) -> bool:
+    """The accumulator is (re)bound somewhere inside the loop body."""
+    base = an.dotted(_base(accumulator))
+    if base is None:
+        return True
+    assigns: list[cst.Assign | cst.AnnAssign] = [
+        *idx.within(loop.body, cst.Assign),
+        *idx.within(loop.body, cst.AnnAssign),
+    ]
+    for assign in assigns:
+        if isinstance(assign, cst.Assign) and isinstance(assign.value, cst.BinaryOperation):
+            continue  # `total = total + loss` is the accumulation itself
+        targets = [t.target for t in assign.targets] if isinstance(assign, cst.Assign) else [assign.target]
+        if any(an.dotted(_base(t)) == base for t in targets):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class _Binding:
+    value: cst.BaseExpression
+    # The name is one element of a tuple or list target.
+    unpacked: bool
+
+
+def _last_binding(idx: an.Index, loop: cst.For | cst.While, name: str, before: cst.CSTNode) -> _Binding | None:
+    """The assignment to `name` last before `before` in the loop body (source order)."""
+    found: _Binding | None = None
+    for assign in idx.within(loop.body, cst.Assign):
+        if idx.order(assign) >= idx.order(before):
+            break
+        if name in _assigned_names(assign):
+            unpacked = any(isinstance(t.target, (cst.Tuple, cst.List)) for t in assign.targets)
+            found = _Binding(assign.value, unpacked)
+    return found
+
+
+def _detached(value: cst.BaseExpression) -> bool:
+    """`loss.item()`, `loss.detach().cpu()`, `float(loss)`, `loss.data`."""
+    if isinstance(value, cst.Call):
+        if an.method_name(value) in _DETACHING_METHODS:
+            return True
+        if isinstance(value.func, cst.Name) and value.func.value in _DETACHING_FUNCTIONS:
+            return True
+        owner = an.receiver(value)
+        return owner is not None and _detached(owner)
+    if isinstance(value, cst.Attribute):
+        return value.attr.value in _DETACHING_METHODS or _detached(value.value)
+    return False
+
+
+def _no_graph(value: cst.BaseExpression) -> bool:
+    """A value that cannot carry autograd history: detached, or a literal."""
+    return _detached(value) or not isinstance(
+        value, (cst.Name, cst.Subscript, cst.BinaryOperation, cst.Call, cst.Attribute, cst.UnaryOperation)
+    )
+
+
+def _is_loss_call(imps: an.Imports, value: cst.BaseExpression) -> bool:
+    """`criterion(out, y)`, `F.cross_entropy(...)`, `model(**batch).loss`, `outputs.loss`."""
+    if isinstance(value, cst.Attribute) and value.attr.value == "loss":
+        return True
+    if isinstance(value, cst.Call):
+        return bool(_LOSS_CALL.search(an.callee_name(value) or ""))
+    return False
+
+
+def _grad_enabled_eval(ctx: FileContext, idx: an.Index, imps: an.Imports, scope: cst.CSTNode) -> bool:
+    """An evaluation function, called in this file, never under a gradient-free context."""
+    if not isinstance(scope, cst.FunctionDef) or not _EVAL_FUNCTION.search(scope.name.value):
+        return False
+    if an.grad_free_decorated(scope, imps) or _disables_grad(idx, imps, scope):
+        return False
+    sites = an.functions(ctx).call_sites(scope)
+    return bool(sites) and not any(an.in_grad_free_block(idx, site, imps) for site in sites)
+
+
+def _disables_grad(idx: an.Index, imps: an.Imports, scope: cst.CSTNode) -> bool:
+    """`torch.set_grad_enabled(False)` (or another gradient-free call) as a plain statement."""
+    return any(
+        isinstance(idx.parent(call), cst.Expr) and an.is_grad_free_call(call, imps)
+        for call in idx.within(scope, cst.Call)
+    )
