@@ -91,6 +91,7 @@ class _Analysis:
         self.events: dict[int, list[ModeEvent]] = {}
         self._switches: dict[int, list[tuple[int, bool]]] = {}
         self._grad_free: dict[int, bool] = {}
+        self._restores: dict[tuple[int, str], bool] = {}
 
     @cached_property
     def frozen(self) -> set[str]:
@@ -269,6 +270,32 @@ class _Analysis:
                 return True
         return False
 
+    def restores_mode(self, scope: cst.CSTNode, key: str) -> bool:
+        """The function saves the model's training flags to put them back afterwards
+        (`was_training = model.training`, kornia's `modes = [m.training for m in
+        module.modules()]`): a helper that switches the mode for one call and leaves it to
+        its caller whether gradients are wanted."""
+        cached = self._restores.get((id(scope), key))
+        if cached is None:
+            cached = self._restores[(id(scope), key)] = self._saves_mode(scope, key)
+        return cached
+
+    def _saves_mode(self, scope: cst.CSTNode, key: str) -> bool:
+        walks_modules = any(
+            method_name(call) in ("modules", "children", "named_modules") and dotted(receiver(call) or call) == key
+            for call in self.idx.within(scope, cst.Call)
+        )
+        for attr in self.idx.within(scope, cst.Attribute):
+            if attr.attr.value != "training" or self.idx.scope(attr) is not scope:
+                continue
+            owner = dotted(attr.value)
+            saved = isinstance(statement := self.idx.statement(attr), cst.Assign) and self.idx.contains(
+                statement.value, attr
+            )
+            if saved and (owner == key or (walks_modules and isinstance(attr.value, cst.Name))):
+                return True
+        return False
+
     def _frozen_names(self) -> set[str]:
         """Last names of models whose parameters are frozen somewhere in the file."""
         frozen: set[str] = set()
@@ -365,8 +392,11 @@ class EvalWithoutNoGrad(Rule):
     False` over its parameters), a function that back-propagates or steps an optimizer
     after the `eval()` (eval-mode training, e.g. frozen batch norm) or asks for input
     gradients (`x.requires_grad_()`), `torch.jit.trace` / `torch.onnx.export` /
-    `torch.compile` / `torch.export` of the model, `model.generate(...)`, and a dummy
-    pass in a constructor (`__init__`) that infers the shape of the next layer.
+    `torch.compile` / `torch.export` of the model, `model.generate(...)`, a dummy
+    pass in a constructor (`__init__`) that infers the shape of the next layer, and a
+    helper that saves the model's training flags to restore them (`was_training =
+    model.training` ... `model.train(was_training)`): it switches the mode for one call
+    and leaves gradients to its caller.
 
     ## Fix safety
     The fix wraps the single statement holding the call (`out = model(x)` or
@@ -569,6 +599,26 @@ class EvalWithoutNoGrad(Rule):
             model.eval()
             return out
         """,
+        # a library helper that saves the training flags and puts them back: it switches
+        # the mode for one call and leaves gradients to its caller (kornia)
+        """
+        def run_descriptor(module, patches):
+            modes = [m.training for m in module.modules()]
+            module.eval()
+            try:
+                return module(patches)
+            finally:
+                for m, mode in zip(module.modules(), modes):
+                    m.training = mode
+        """,
+        """
+        def embed(model, x):
+            was_training = model.training
+            model.eval()
+            out = model(x)
+            model.train(was_training)
+            return out
+        """,
     )
     INVALID = (
         Example(
@@ -721,6 +771,14 @@ class EvalWithoutNoGrad(Rule):
             model = model.to(device)
             return model(x)  # expect: TL004
         """,
+        # switching back to training afterwards is not saving the mode
+        """
+        def validate(model, loader):
+            model.eval()
+            losses = [model(x).mean().item() for x in loader]  # expect: TL004
+            model.train()
+            return losses
+        """,
     )
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
@@ -745,7 +803,7 @@ class EvalWithoutNoGrad(Rule):
                     continue
                 if key.rpartition(".")[2] in analysis.frozen or analysis.runs_grad_free(call):
                     continue
-                if analysis.uses_gradients(scope, event.order):
+                if analysis.uses_gradients(scope, event.order) or analysis.restores_mode(scope, key):
                     continue
                 yield self._report(ctx, analysis, call, key, event)
 
