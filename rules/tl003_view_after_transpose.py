@@ -1042,11 +1042,13 @@ class Layouts:
     def _evidence(self, chain: Chain, view: cst.Call) -> Shape | None:
         """When the base's rank is unknown: the sizes of an earlier view of the same
         function that this view merges (`.view(B, T, nh, C // nh)` ... `.view(B, T, C)`),
-        provided the base is computed by a call from tensors of that rank
-        (`attention(q, k, v)` of such views)."""
+        provided the base is computed from tensors of that rank by a function of this
+        module, whose code is there to read (`attention(q, k, v)` of such views)."""
         sizes = self.sizes(view)
         producer = self._producer(chain)
-        if sizes is None or producer is None:
+        if sizes is None or producer is None or not isinstance(producer.func, cst.Name):
+            return None
+        if producer.func.value not in functions_of(self.ctx).by_name:
             return None
         at = self.idx.order(view)
         shown = {s for order, s in self._views_of(self.idx.scope(view)) if order < at and _merges(sizes, s)}
@@ -1451,6 +1453,15 @@ class ViewAfterTranspose(Rule):
         """
         def merge(x, B, T, C):
             return x.transpose(1, 2).view(B, T, C)
+        """,
+        # an earlier 4-D view does not show the rank of what a module returns
+        """
+        class Mixer:
+            def forward(self, x):
+                B, T, C = x.shape
+                h = x.view(B, T, self.nh, C // self.nh)
+                y = self.mix(h)
+                return y.transpose(1, 2).view(B, T, C)
         """,
     )
     INVALID = (
