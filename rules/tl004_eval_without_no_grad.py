@@ -17,6 +17,7 @@ from torchlint.rules._analysis import (
     Index,
     bindings,
     dotted,
+    enclosing_loops,
     functions,
     imports,
     in_grad_free_block,
@@ -395,8 +396,8 @@ class EvalWithoutNoGrad(Rule):
     `torch.compile` / `torch.export` of the model, `model.generate(...)`, a dummy
     pass in a constructor (`__init__`) that infers the shape of the next layer, and a
     helper that saves the model's training flags to restore them (`was_training =
-    model.training` ... `model.train(was_training)`): it switches the mode for one call
-    and leaves gradients to its caller.
+    model.training` ... `model.train(was_training)`) around a single call (not a loop):
+    it switches the mode for one call and leaves gradients to its caller.
 
     ## Fix safety
     The fix wraps the single statement holding the call (`out = model(x)` or
@@ -779,6 +780,17 @@ class EvalWithoutNoGrad(Rule):
             model.train()
             return losses
         """,
+        # an evaluation loop is one even when the mode is saved and restored
+        """
+        def validate(model, loader):
+            was_training = model.training
+            model.eval()
+            total = 0.0
+            for x, y in loader:
+                total += (model(x).argmax(1) == y).sum().item()  # expect: TL004
+            model.train(was_training)
+            return total
+        """,
     )
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
@@ -803,7 +815,9 @@ class EvalWithoutNoGrad(Rule):
                     continue
                 if key.rpartition(".")[2] in analysis.frozen or analysis.runs_grad_free(call):
                     continue
-                if analysis.uses_gradients(scope, event.order) or analysis.restores_mode(scope, key):
+                if analysis.uses_gradients(scope, event.order):
+                    continue
+                if analysis.restores_mode(scope, key) and not _repeated(idx, call):
                     continue
                 yield self._report(ctx, analysis, call, key, event)
 
@@ -845,6 +859,18 @@ class EvalWithoutNoGrad(Rule):
         )
         returned = isinstance(statement, cst.Assign) and _returns_any(idx, statement)
         return FixSpec(f"wrap the call in `with {alias}.no_grad():`", ((line, wrapped),), safe=not returned)
+
+
+def _repeated(idx: Index, call: cst.Call) -> bool:
+    """Whether `call` runs in a loop or comprehension of its function."""
+    if enclosing_loops(idx, call):
+        return True
+    for ancestor in idx.ancestors(call):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+            return False
+        if isinstance(ancestor, _COMPREHENSIONS):
+            return True
+    return False
 
 
 def _returns_any(idx: Index, assign: cst.Assign) -> bool:
