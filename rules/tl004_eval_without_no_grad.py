@@ -397,7 +397,9 @@ class EvalWithoutNoGrad(Rule):
     pass in a constructor (`__init__`) that infers the shape of the next layer, and a
     helper that saves the model's training flags to restore them (`was_training =
     model.training` ... `model.train(was_training)`) around a single call (not a loop):
-    it switches the mode for one call and leaves gradients to its caller.
+    it switches the mode for one call and leaves gradients to its caller. Tests
+    (`def test_...` in a module that imports pytest or unittest) are not checked: they
+    run eval mode with gradients on purpose.
 
     ## Fix safety
     The fix wraps the single statement holding the call (`out = model(x)` or
@@ -600,6 +602,17 @@ class EvalWithoutNoGrad(Rule):
             model.eval()
             return out
         """,
+        # a test compares eval-mode outputs with gradients on purpose
+        """
+        import unittest
+        import torch
+        class TestInference(unittest.TestCase):
+            def test_ddp_inference(self):
+                model = torch.nn.Linear(2, 2)
+                model.eval()
+                for _ in range(3):
+                    self.assertEqual(model(torch.ones(1, 2)).shape, (1, 2))
+        """,
         # a library helper that saves the training flags and puts them back: it switches
         # the mode for one call and leaves gradients to its caller (kornia)
         """
@@ -780,6 +793,12 @@ class EvalWithoutNoGrad(Rule):
             model.train()
             return losses
         """,
+        # a script's own `test_...` function is an evaluation loop, not a test
+        """
+        def test_model(model, loader):
+            model.eval()
+            return [model(x).argmax(1) for x, _ in loader]  # expect: TL004
+        """,
         # an evaluation loop is one even when the mode is saved and restored
         """
         def validate(model, loader):
@@ -818,6 +837,8 @@ class EvalWithoutNoGrad(Rule):
                 if analysis.uses_gradients(scope, event.order):
                     continue
                 if analysis.restores_mode(scope, key) and not _repeated(idx, call):
+                    continue
+                if _in_test(idx, analysis.imps, call):
                     continue
                 yield self._report(ctx, analysis, call, key, event)
 
@@ -859,6 +880,16 @@ class EvalWithoutNoGrad(Rule):
         )
         returned = isinstance(statement, cst.Assign) and _returns_any(idx, statement)
         return FixSpec(f"wrap the call in `with {alias}.no_grad():`", ((line, wrapped),), safe=not returned)
+
+
+def _in_test(idx: Index, imps: Imports, call: cst.Call) -> bool:
+    """A call inside a test (`def test_...` in a module that imports pytest or unittest,
+    at any depth): tests run eval mode with gradients on purpose, to compare outputs, and
+    their graphs cost nothing that matters. (A script's own `def test(model, loader)` is
+    an evaluation loop, not a test.)"""
+    if not (imps.mentions("pytest") or imps.mentions("unittest")):
+        return False
+    return any(isinstance(a, cst.FunctionDef) and a.name.value.startswith("test_") for a in idx.ancestors(call))
 
 
 def _repeated(idx: Index, call: cst.Call) -> bool:
