@@ -891,6 +891,27 @@ class Bindings:
                 return Binding(use.value, idx.order(ancestor), ancestor, None)
         return self.before(scope, use.value, idx.order(use))
 
+    def reaching(self, use: cst.Name) -> list[Binding]:
+        """Every binding that `use` may read along some path through its function, in
+        source order: both arms of an `if`, a loop body's bindings through the back edge,
+        a `try` body's bindings in its handlers. Empty for a global, a builtin or an
+        unbound name. Early exits (`return`, `break`) are not followed, so the answer may
+        hold a binding that cannot reach in fact: callers that need every reaching value to
+        agree stay on the safe side."""
+        idx = self.idx
+        scope = idx.scope(use)
+        for ancestor in idx.ancestors(use):
+            if ancestor is scope:
+                break
+            if isinstance(ancestor, _COMPREHENSIONS) and use.value in _comprehension_names(ancestor):
+                return [Binding(use.value, idx.order(ancestor), ancestor, None)]
+        found = self.of(scope).get(use.value)
+        if not found:
+            return []
+        if not isinstance(scope, cst.FunctionDef | cst.Module):
+            return list(found)  # a lambda binds only its parameters
+        return _Reaching(idx, found, scope).before(use)
+
     def _build(self, scope: cst.CSTNode) -> dict[str, list[Binding]]:
         idx = self.idx
         table: dict[str, list[Binding]] = defaultdict(list)
@@ -902,6 +923,106 @@ class Bindings:
         for found in table.values():
             found.sort(key=lambda b: b.order)
         return dict(table)
+
+
+_BLOCKS = (cst.IndentedBlock, cst.SimpleStatementSuite, cst.SimpleStatementLine, cst.Module)
+
+
+class _Reaching:
+    """A backward walk over the statements of one function for one name's bindings."""
+
+    def __init__(self, idx: Index, found: list[Binding], scope: cst.FunctionDef | cst.Module) -> None:
+        self.idx = idx
+        self.found = found
+        self.orders = [b.order for b in found]
+        self.scope = scope
+
+    def inside(self, node: cst.CSTNode) -> list[Binding]:
+        lo, hi = self.idx.order(node), self.idx.end(node)
+        return self.found[bisect_left(self.orders, lo) : bisect_right(self.orders, hi)]
+
+    def before(self, use: cst.Name) -> list[Binding]:
+        idx = self.idx
+        out: list[Binding] = []
+        current: cst.CSTNode = idx.statement(use)
+        if isinstance(current, cst.While) and idx.contains(current.test, use):
+            out.extend(self.inside(current.body))
+        while current is not self.scope:
+            parent = idx.parent(current)
+            if parent is None:
+                break
+            if isinstance(parent, _BLOCKS):
+                body = list(parent.body)
+                position = next(i for i, node in enumerate(body) if node is current)
+                for previous in reversed(body[:position]):
+                    defs, must = self.exit(previous)
+                    out.extend(defs)
+                    if must:
+                        return sorted(out, key=lambda b: b.order)
+            else:
+                defs, must = self.entering(parent, current)
+                out.extend(defs)
+                if must:
+                    return sorted(out, key=lambda b: b.order)
+            current = parent
+        if isinstance(self.scope, cst.FunctionDef):
+            out.extend(b for b in self.found if isinstance(b.node, cst.Param))
+        return sorted(out, key=lambda b: b.order)
+
+    def entering(self, owner: cst.CSTNode, part: cst.CSTNode) -> tuple[list[Binding], bool]:
+        """Bindings that reach the start of `part`, a block or clause of `owner`, from
+        inside `owner` itself; and whether one of them surely does."""
+        if isinstance(owner, (cst.For, cst.While)) and (part is owner.body or part is owner.orelse):
+            target = self.bound_by(owner)
+            if target and part is owner.body:
+                return target, True
+            return self.inside(owner.body) + target, False
+        if isinstance(owner, (cst.Try, cst.TryStar)) and part is not owner.body:
+            defs = self.inside(owner.body)
+            if part is owner.finalbody:
+                defs += [b for h in owner.handlers for b in self.inside(h)]
+                defs += self.inside(owner.orelse) if owner.orelse is not None else []
+            return defs, False
+        if isinstance(owner, (cst.ExceptHandler, cst.ExceptStarHandler, cst.With)) and part is owner.body:
+            bound = self.bound_by(owner)
+            return bound[-1:], bool(bound)
+        return [], False
+
+    def bound_by(self, owner: cst.CSTNode) -> list[Binding]:
+        """Bindings made by the header of `owner`: a loop target, `except ... as`, `with ... as`."""
+        heads = [owner, *owner.items] if isinstance(owner, cst.With) else [owner]
+        return [b for b in self.found if any(b.node is head for head in heads)]
+
+    def exit(self, statement: cst.CSTNode) -> tuple[list[Binding], bool]:
+        """Bindings made inside `statement` that may still hold after it, and whether
+        `statement` surely binds the name."""
+        defs = self.inside(statement)
+        if not defs:
+            return [], False
+        if isinstance(statement, cst.If):
+            body, must_body = self.block_exit(statement.body)
+            orelse, must_else = self.block_exit(statement.orelse) if statement.orelse is not None else ([], False)
+            return body + orelse, must_body and must_else
+        if isinstance(statement, cst.Else):
+            return self.block_exit(statement.body)
+        if isinstance(statement, cst.With):
+            body, must = self.block_exit(statement.body)
+            items = self.bound_by(statement)
+            return (body, True) if must else (body + items[-1:], bool(items))
+        if isinstance(statement, cst.BaseCompoundStatement) and not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            return defs, False  # loops, try, match: may bind or not
+        return [defs[-1]], True
+
+    def block_exit(self, block: cst.CSTNode) -> tuple[list[Binding], bool]:
+        if isinstance(block, (cst.If, cst.Else)):
+            return self.exit(block)
+        out: list[Binding] = []
+        for statement in reversed(list(getattr(block, "body", ()))):
+            defs, must = self.exit(statement)
+            out.extend(defs)
+            if must:
+                return out, True
+        return out, False
 
 
 def _comprehension_names(comp: cst.CSTNode) -> set[str]:

@@ -17,6 +17,7 @@ from torchlint.rules._analysis import (
     Index,
     bindings,
     dotted,
+    enclosing_loops,
     functions,
     imports,
     in_grad_free_block,
@@ -91,6 +92,7 @@ class _Analysis:
         self.events: dict[int, list[ModeEvent]] = {}
         self._switches: dict[int, list[tuple[int, bool]]] = {}
         self._grad_free: dict[int, bool] = {}
+        self._restores: dict[tuple[int, str], bool] = {}
 
     @cached_property
     def frozen(self) -> set[str]:
@@ -269,6 +271,32 @@ class _Analysis:
                 return True
         return False
 
+    def restores_mode(self, scope: cst.CSTNode, key: str) -> bool:
+        """The function saves the model's training flags to put them back afterwards
+        (`was_training = model.training`, kornia's `modes = [m.training for m in
+        module.modules()]`): a helper that switches the mode for one call and leaves it to
+        its caller whether gradients are wanted."""
+        cached = self._restores.get((id(scope), key))
+        if cached is None:
+            cached = self._restores[(id(scope), key)] = self._saves_mode(scope, key)
+        return cached
+
+    def _saves_mode(self, scope: cst.CSTNode, key: str) -> bool:
+        walks_modules = any(
+            method_name(call) in ("modules", "children", "named_modules") and dotted(receiver(call) or call) == key
+            for call in self.idx.within(scope, cst.Call)
+        )
+        for attr in self.idx.within(scope, cst.Attribute):
+            if attr.attr.value != "training" or self.idx.scope(attr) is not scope:
+                continue
+            owner = dotted(attr.value)
+            saved = isinstance(statement := self.idx.statement(attr), cst.Assign) and self.idx.contains(
+                statement.value, attr
+            )
+            if saved and (owner == key or (walks_modules and isinstance(attr.value, cst.Name))):
+                return True
+        return False
+
     def _frozen_names(self) -> set[str]:
         """Last names of models whose parameters are frozen somewhere in the file."""
         frozen: set[str] = set()
@@ -365,8 +393,13 @@ class EvalWithoutNoGrad(Rule):
     False` over its parameters), a function that back-propagates or steps an optimizer
     after the `eval()` (eval-mode training, e.g. frozen batch norm) or asks for input
     gradients (`x.requires_grad_()`), `torch.jit.trace` / `torch.onnx.export` /
-    `torch.compile` / `torch.export` of the model, `model.generate(...)`, and a dummy
-    pass in a constructor (`__init__`) that infers the shape of the next layer.
+    `torch.compile` / `torch.export` of the model, `model.generate(...)`, a dummy
+    pass in a constructor (`__init__`) that infers the shape of the next layer, and a
+    helper that saves the model's training flags to restore them (`was_training =
+    model.training` ... `model.train(was_training)`) around a single call (not a loop):
+    it switches the mode for one call and leaves gradients to its caller. Tests
+    (`def test_...` in a module that imports pytest or unittest) are not checked: they
+    run eval mode with gradients on purpose.
 
     ## Fix safety
     The fix wraps the single statement holding the call (`out = model(x)` or
@@ -569,6 +602,37 @@ class EvalWithoutNoGrad(Rule):
             model.eval()
             return out
         """,
+        # a test compares eval-mode outputs with gradients on purpose
+        """
+        import unittest
+        import torch
+        class TestInference(unittest.TestCase):
+            def test_ddp_inference(self):
+                model = torch.nn.Linear(2, 2)
+                model.eval()
+                for _ in range(3):
+                    self.assertEqual(model(torch.ones(1, 2)).shape, (1, 2))
+        """,
+        # a library helper that saves the training flags and puts them back: it switches
+        # the mode for one call and leaves gradients to its caller (kornia)
+        """
+        def run_descriptor(module, patches):
+            modes = [m.training for m in module.modules()]
+            module.eval()
+            try:
+                return module(patches)
+            finally:
+                for m, mode in zip(module.modules(), modes):
+                    m.training = mode
+        """,
+        """
+        def embed(model, x):
+            was_training = model.training
+            model.eval()
+            out = model(x)
+            model.train(was_training)
+            return out
+        """,
     )
     INVALID = (
         Example(
@@ -721,6 +785,31 @@ class EvalWithoutNoGrad(Rule):
             model = model.to(device)
             return model(x)  # expect: TL004
         """,
+        # switching back to training afterwards is not saving the mode
+        """
+        def validate(model, loader):
+            model.eval()
+            losses = [model(x).mean().item() for x in loader]  # expect: TL004
+            model.train()
+            return losses
+        """,
+        # a script's own `test_...` function is an evaluation loop, not a test
+        """
+        def test_model(model, loader):
+            model.eval()
+            return [model(x).argmax(1) for x, _ in loader]  # expect: TL004
+        """,
+        # an evaluation loop is one even when the mode is saved and restored
+        """
+        def validate(model, loader):
+            was_training = model.training
+            model.eval()
+            total = 0.0
+            for x, y in loader:
+                total += (model(x).argmax(1) == y).sum().item()  # expect: TL004
+            model.train(was_training)
+            return total
+        """,
     )
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
@@ -746,6 +835,10 @@ class EvalWithoutNoGrad(Rule):
                 if key.rpartition(".")[2] in analysis.frozen or analysis.runs_grad_free(call):
                     continue
                 if analysis.uses_gradients(scope, event.order):
+                    continue
+                if analysis.restores_mode(scope, key) and not _repeated(idx, call):
+                    continue
+                if _in_test(idx, analysis.imps, call):
                     continue
                 yield self._report(ctx, analysis, call, key, event)
 
@@ -787,6 +880,28 @@ class EvalWithoutNoGrad(Rule):
         )
         returned = isinstance(statement, cst.Assign) and _returns_any(idx, statement)
         return FixSpec(f"wrap the call in `with {alias}.no_grad():`", ((line, wrapped),), safe=not returned)
+
+
+def _in_test(idx: Index, imps: Imports, call: cst.Call) -> bool:
+    """A call inside a test (`def test_...` in a module that imports pytest or unittest,
+    at any depth): tests run eval mode with gradients on purpose, to compare outputs, and
+    their graphs cost nothing that matters. (A script's own `def test(model, loader)` is
+    an evaluation loop, not a test.)"""
+    if not (imps.mentions("pytest") or imps.mentions("unittest")):
+        return False
+    return any(isinstance(a, cst.FunctionDef) and a.name.value.startswith("test_") for a in idx.ancestors(call))
+
+
+def _repeated(idx: Index, call: cst.Call) -> bool:
+    """Whether `call` runs in a loop or comprehension of its function."""
+    if enclosing_loops(idx, call):
+        return True
+    for ancestor in idx.ancestors(call):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+            return False
+        if isinstance(ancestor, _COMPREHENSIONS):
+            return True
+    return False
 
 
 def _returns_any(idx: Index, assign: cst.Assign) -> bool:
