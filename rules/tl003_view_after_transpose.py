@@ -1260,7 +1260,7 @@ class ViewAfterTranspose(Rule):
 
     CODE = "TL003"
     NAME = "view-after-transpose"
-    SUMMARY = "`.view(...)` merges dimensions of a transposed (non-contiguous) tensor and raises at runtime"
+    SUMMARY = "`.view()` merges dimensions of a transposed (non-contiguous) tensor and fails"
     TRIGGERS = (
         (".view",),
         ("transpose", "permute", ".t(", ".mT", ".mH", "swapaxes", "swapdims", "movedim", "moveaxis", ".expand(")

@@ -420,7 +420,7 @@ class EvalWithoutNoGrad(Rule):
 
     CODE = "TL004"
     NAME = "eval-without-no-grad"
-    SUMMARY = "a model in eval mode is called with gradients enabled, building an autograd graph it never uses"
+    SUMMARY = "Model in eval mode runs forward with gradients enabled, building a graph it never uses"
     TRIGGERS = ((".eval(", "train(False", "train(mode=False"),)
     CONFIRMED_BY = ("TL004",)
 

@@ -78,7 +78,7 @@ class Fp16WithoutGradScaler(Rule):
 
     CODE = "TL010"
     NAME = "fp16-without-grad-scaler"
-    SUMMARY = "float16 autocast with a backward pass but no GradScaler, or a GradScaler never updated"
+    SUMMARY = "Float16 autocast with a backward pass but no GradScaler, or a GradScaler never updated"
     TRIGGERS = (("autocast", "caler"), ("backward", ".step("))
 
     VALID = [
