@@ -204,7 +204,7 @@ class LoaderWaitCheck:
         self._last_step = now
 
     def events(self, final: bool) -> list[Event]:
-        measured = self._steps - WARMUP_STEPS - 1
+        measured = self._steps - WARMUP_STEPS
         if measured < MIN_MEASURED_STEPS or self.loop_time <= 0 or not self._active():
             return []
         events = []

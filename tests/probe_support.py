@@ -25,7 +25,11 @@ def line_of(path: Path, tag: str) -> int:
 
 def static(path: Path, code: str, tag: str, filename: str | None = None) -> Finding:
     """A static finding of rule `code` at the line tagged `tag`."""
-    line = line_of(path, tag)
+    return static_at(path, code, line_of(path, tag), filename)
+
+
+def static_at(path: Path, code: str, line: int, filename: str | None = None) -> Finding:
+    """A static finding of rule `code` at `line`."""
     return Finding(
         filename=filename or str(path),
         cell=0,
