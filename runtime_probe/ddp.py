@@ -35,10 +35,11 @@ class DdpDeviceCheck:
     def wrap_init(self, original: Callable[..., Any]) -> Callable[..., Any]:
         built = self._guard(self._built)
 
+        # Judged before DDP's constructor runs: with NCCL, two processes on one GPU make it fail.
         @functools.wraps(original)
         def __init__(ddp: Any, module: torch.nn.Module, *args: Any, **kwargs: Any) -> None:
-            original(ddp, module, *args, **kwargs)
             built(module, args, kwargs)
+            original(ddp, module, *args, **kwargs)
 
         return __init__
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from conftest import expected_findings
+
 from torchlint.finding import Finding
 from torchlint.runtime_probe.protocol import STATIC_NAMES
 
@@ -41,3 +43,9 @@ def static_at(path: Path, code: str, line: int, filename: str | None = None) -> 
         name=STATIC_NAMES.get(code, "rule"),
         message=f"static {code}",
     )
+
+
+def marked(path: Path) -> list[Finding]:
+    """The static findings that the `# expect:` markers of a fixture name."""
+    text = path.read_text(encoding="utf-8")
+    return [static_at(path, code, line) for line, code in sorted(expected_findings(text))]

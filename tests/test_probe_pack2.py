@@ -10,20 +10,19 @@ All scripts run once, in parallel, in a module-scoped fixture."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Callable
 
 import pytest
-from conftest import FIXTURES, expected_findings
-from probe_support import CPU, line_of, static, static_at
+from conftest import FIXTURES
+from probe_support import CPU, line_of, marked, static
 
-from torchlint.finding import Finding
 from torchlint.runtime_probe.api import ProbeOptions, ScriptResult, probe_script
 from torchlint.runtime_probe.statuses import ProbedFinding, Status
 
 pytest.importorskip("torch")
 
-OPTIONS = ProbeOptions(max_steps=20, timeout=120.0)
+# The CPU behaviour is what is asserted here, also on a machine with a GPU (see test_probe_gpu).
+OPTIONS = ProbeOptions(max_steps=20, timeout=120.0, device="cpu")
 PACK2 = (
     "tl005_zero_grad_before_step",
     "tl007_scheduler_before_optimizer",
@@ -56,9 +55,6 @@ CORRECT_LINES = {
     "accumulated-clip": "TL013",
 }
 
-
-def marked(path: Path) -> list[Finding]:
-    return [static_at(path, code, line) for line, code in sorted(expected_findings(path.read_text(encoding="utf-8")))]
 
 
 RUNS: dict[str, Callable[[], ScriptResult]] = {
