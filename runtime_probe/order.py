@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import sys
 import weakref
 from dataclasses import dataclass, field
@@ -44,7 +45,9 @@ class _Clear:
     backwards: int
     stack: tuple[Frame, ...]
     call: str
-    discarded_norm: float | None
+    discarded_norm: float
+    # Ids of the parameters whose gradients it cleared.
+    cleared: frozenset[int]
 
 
 @dataclass
@@ -52,7 +55,7 @@ class _ClearSite:
     stack: tuple[Frame, ...]
     call: str
     optimizer: str
-    discarded_norm: float | None
+    discarded_norm: float
     parameters: int
     steps: list[int] = field(default_factory=list)
 
@@ -78,10 +81,14 @@ class ClearCheck:
         return zero_grad
 
     def _note(self, owner: Any, parameters: Callable[[Any], Iterable[torch.Tensor]]) -> None:
-        grads = [p.grad for p in parameters(owner) if p.grad is not None]
-        norm = float(grad_norm(grads)) if grads else None
-        call = f"{type(owner).__name__}.zero_grad()"
-        self._clear = _Clear(self._loop.backwards, user_stack(sys._getframe()), call, norm)
+        with_grad = [p for p in parameters(owner) if p.grad is not None]
+        if not with_grad:
+            return
+        norm = float(grad_norm([p.grad for p in with_grad if p.grad is not None]))
+        if norm > 0:
+            call = f"{type(owner).__name__}.zero_grad()"
+            stack = user_stack(sys._getframe())
+            self._clear = _Clear(self._loop.backwards, stack, call, norm, frozenset(id(p) for p in with_grad))
 
     def before_step(self, optimizer: torch.optim.Optimizer) -> None:
         clear = self._clear
@@ -91,7 +98,9 @@ class ClearCheck:
         if loop.record(optimizer).backwards >= loop.backwards:
             return  # no backward pass since this optimizer's previous step
         params = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
-        if not params or any(p.grad is not None and bool(p.grad.any()) for p in params):
+        if not any(id(p) in clear.cleared for p in params):
+            return  # it cleared another optimizer's gradients
+        if any(p.grad is not None and bool(p.grad.any()) for p in params):
             return
         site = self._sites.get(_key(clear.stack))
         if site is None:
@@ -103,11 +112,11 @@ class ClearCheck:
     def events(self, final: bool) -> list[Event]:
         events = []
         for site in self._sites.values():
-            discarded = f", throwing away gradients of norm {site.discarded_norm:.3g}" if site.discarded_norm else ""
             message = (
                 f"`{site.call}` ran after the backward pass and before `{site.optimizer}.step()`: on "
-                f"{describe_steps(site.steps)} the step found all {site.parameters} gradients cleared{discarded}, "
-                "so it applied nothing; clear the gradients before the forward pass or after the step"
+                f"{describe_steps(site.steps)} the step found all {site.parameters} gradients cleared, throwing away "
+                f"gradients of norm {site.discarded_norm:.3g}, so it applied nothing; clear the gradients before the "
+                "forward pass or after the step"
             )
             evidence = {
                 "optimizer": site.optimizer,
@@ -259,7 +268,7 @@ class ClipCheck:
         @functools.wraps(original)
         def clip(parameters: Any, *args: Any, **kwargs: Any) -> Any:
             params = [parameters] if isinstance(parameters, torch.Tensor) else list(parameters)
-            verdict = judge(params)
+            verdict = judge(params, _limit(args, kwargs))
             result = original(params, *args, **kwargs)
             if verdict is not None:
                 record(original.__name__, verdict, result, args, kwargs)
@@ -267,7 +276,9 @@ class ClipCheck:
 
         return clip
 
-    def _judge(self, params: list[torch.Tensor]) -> tuple[str, dict[str, Any]] | None:
+    def _judge(self, params: list[torch.Tensor], limit: float | None) -> tuple[str, dict[str, Any]] | None:
+        if limit is not None and math.isinf(limit):
+            return None  # `clip_grad_norm_(params, inf)` only measures the norm
         trainable = [p for p in params if isinstance(p, torch.Tensor) and p.requires_grad]
         if not trainable:
             return None
@@ -291,8 +302,8 @@ class ClipCheck:
         if site is None:
             site = self._sites[(*_key(stack), problem)] = _ClipSite(stack, function, problem)
             evidence["function"] = function
-            limit = args[0] if args else kwargs.get("max_norm", kwargs.get("clip_value"))
-            if isinstance(limit, (int, float)):
+            limit = _limit(args, kwargs)
+            if limit is not None:
                 evidence["limit"] = limit
             if isinstance(result, torch.Tensor):
                 evidence["total_norm"] = float(result)
@@ -301,6 +312,12 @@ class ClipCheck:
 
     def events(self, final: bool) -> list[Event]:
         return [_clip_event(site) for site in self._sites.values()]
+
+
+def _limit(args: tuple[Any, ...], kwargs: dict[str, Any]) -> float | None:
+    """The clipping threshold (`max_norm` or `clip_value`)."""
+    limit = args[0] if args else kwargs.get("max_norm", kwargs.get("clip_value"))
+    return float(limit) if isinstance(limit, (int, float)) else None
 
 
 def _calls(n: int) -> str:

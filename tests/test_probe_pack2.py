@@ -53,6 +53,7 @@ CORRECT_LINES = {
     "sampler-epochs": "TL014",
     "healthy-fp16": "TL010",
     "accumulated-clip": "TL013",
+    "logged-norm": "TL013",
 }
 
 

@@ -131,6 +131,18 @@ def accumulation_with_clipping():
             optimizer.zero_grad()
 
 
+def gradient_norm_logged_after_the_step():
+    """`clip_grad_norm_` with an infinite limit only measures the norm, for logging."""
+    model = nn.Linear(8, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    for _ in range(3):
+        optimizer.zero_grad()
+        model(torch.randn(4, 8)).pow(2).mean().backward()
+        optimizer.step()
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), float("inf"))  # line: logged-norm
+        print(f"gradient norm {norm:.3f}")
+
+
 if __name__ == "__main__":
     torch.manual_seed(0)
     gan()
@@ -141,3 +153,4 @@ if __name__ == "__main__":
     samplers()
     fp16_with_healthy_gradients()
     accumulation_with_clipping()
+    gradient_norm_logged_after_the_step()
