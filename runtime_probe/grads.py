@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable
 
 import torch
 
+from torchlint.runtime_probe.loop import describe_steps
 from torchlint.runtime_probe.protocol import Event, Frame
 
 
@@ -191,7 +192,7 @@ def _event(state: _OptimizerState) -> Event:
     norms = [(step, float(norm)) for step, norm in state.norms]
     first_norm = (state.baseline[0], float(state.baseline[1])) if state.baseline else norms[0]
     last_norm = norms[-1]
-    span = f"step {steps[0]}" if len(steps) == 1 else f"{len(steps)} steps ({steps[0]}-{steps[-1]})"
+    span = describe_steps(steps)
     message = (
         f"`{state.name}.step()` applied gradients that its previous step had already applied, on {span}: "
         f"they were not cleared in between, and the gradient norm grew from {first_norm[1]:.3g} at step "

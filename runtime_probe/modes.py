@@ -191,7 +191,7 @@ class ModeCheck:
 
     def _no_grad_forward(self, module: nn.Module) -> None:
         layers, trained = self._module_facts(module)
-        if not (layers and trained) or not called_from_user(sys._getframe()):
+        if not trained or not called_from_user(sys._getframe()):
             return
         stack = user_stack(sys._getframe())
         if not stack:
@@ -204,13 +204,14 @@ class ModeCheck:
         site.forwards += 1
 
     def _module_facts(self, module: nn.Module) -> tuple[dict[str, int], bool]:
-        """Its mode-dependent layers, and whether an optimizer has stepped its parameters."""
+        """Its mode-dependent layers, and whether an optimizer has stepped its parameters
+        (rechecked only when the set of trained parameters has grown)."""
         facts = self._modules.get(id(module))
         loop = self._loop
         if facts is None or facts[0]() is not module:
             facts = (weakref.ref(module), mode_layers(module), -1, False)
         ref, layers, version, trained = facts
-        if layers and not trained and version != loop.trained_version:
+        if not trained and version != loop.trained_version:
             trained = any(id(p) in loop.trained for p in module.parameters())
             version = loop.trained_version
         self._modules[id(module)] = (ref, layers, version, trained)
@@ -250,6 +251,18 @@ def _eval_event(watched: _Watched, pair: _Pair) -> Event:
 
 
 def _no_grad_event(site: _NoGradSite) -> Event:
+    evidence = {
+        "module": site.module,
+        "layers": site.layers,
+        "forwards": site.forwards,
+        "trained_steps": site.trained_steps,
+    }
+    if not site.layers:
+        message = (
+            f"`{site.module}` ran with gradients disabled in training mode, but it has no dropout or batch-norm "
+            "layers: the mode changes nothing for it"
+        )
+        return Event("TL009", site.stack, message, evidence, benign=True)
     effects = []
     if any("Dropout" in name or name in ("LSTM", "GRU", "RNN", "MultiheadAttention") for name in site.layers):
         effects.append("dropout dropped activations at random")
@@ -261,10 +274,4 @@ def _no_grad_event(site: _NoGradSite) -> Event:
         f"after {site.trained_steps} optimizer steps trained it: {' and '.join(effects) or 'its layers behaved as in training'}, "
         "so the evaluation is noisy and biased; call `model.eval()` first"
     )
-    evidence = {
-        "module": site.module,
-        "layers": site.layers,
-        "forwards": site.forwards,
-        "trained_steps": site.trained_steps,
-    }
     return Event("TL009", site.stack, message, evidence, weak=True)

@@ -54,6 +54,7 @@ CORRECT_LINES = {
     "healthy-fp16": "TL010",
     "accumulated-clip": "TL013",
     "logged-norm": "TL013",
+    "linear-eval": "TL009",
 }
 
 
@@ -167,3 +168,4 @@ def test_not_reproduced_findings_say_what_was_measured(results: dict[str, Script
     evidence = {f.line: f.evidence.get("runtime_message", "") for f in results["correct"].findings}
     assert "no dropout or batch-norm layers" in evidence[line_of(CORRECT, "no-mode-layers")]
     assert "did not underflow" in evidence[line_of(CORRECT, "healthy-fp16")]
+    assert "no dropout or batch-norm layers" in evidence[line_of(CORRECT, "linear-eval")]

@@ -89,7 +89,8 @@ def eval_mode_without_mode_layers():
 
 
 def samplers():
-    """The training sampler is told the epoch; the evaluation sampler does not shuffle."""
+    """The training sampler is told the epoch; the evaluation sampler does not shuffle.
+    The evaluation leaves the model in train mode, which changes nothing for a `Linear`."""
     data = TensorDataset(torch.randn(32, 8), torch.randn(32, 1))
     train_sampler = DistributedSampler(data, num_replicas=2, rank=0, shuffle=True)
     val_sampler = DistributedSampler(data, num_replicas=2, rank=0, shuffle=False)
@@ -103,7 +104,7 @@ def samplers():
             optimizer.zero_grad()
             (model(x) - y).pow(2).mean().backward()
             optimizer.step()
-        with torch.no_grad():
+        with torch.no_grad():  # line: linear-eval
             for x, _ in val_loader:
                 model(x)
 
