@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One-shot check of the probe's CUDA-only findings on a GPU machine: runs every test
 # marked `gpu` (device mismatch, CUDA memory growth, fragmentation, unsynchronized
-# timing) in a few minutes. Needs a CUDA build of torch already installed for $PYTHON:
+# timing; the pack-2 fixtures TL010/TL011/TL012 on CUDA, a DataLoader starving the GPU
+# (TL017), and with two GPUs DDP ranks sharing one (TL016)) in a few minutes. Needs a CUDA build of torch already installed for $PYTHON:
 # the virtual environment made here sees it (--system-site-packages) and installs no torch.
 #
 #   bash bench/gpu_check.sh [pytest args]

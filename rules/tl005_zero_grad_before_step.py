@@ -47,6 +47,11 @@ class ZeroGradBeforeStep(Rule):
     No automatic fix: the clear belongs before the forward pass or after the step, and
     moving it can change what code in between (clipping, logging) sees.
 
+    ## Runtime confirmation
+    `torchlint probe` confirms it when an optimizer step, after a backward pass, finds all
+    of its gradients cleared by a `zero_grad()` that ran after that backward pass; it reports
+    the steps and the norm of the gradients thrown away.
+
     ## References
     - https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html
     - https://pytorch.org/tutorials/recipes/recipes/zeroing_out_gradients.html
@@ -56,7 +61,7 @@ class ZeroGradBeforeStep(Rule):
     NAME = "zero-grad-before-step"
     SUMMARY = "Gradients are cleared between backward() and the optimizer step"
     TRIGGERS = (("backward",), ("step",), ("grad",))
-    CONFIRMED_BY = ()
+    CONFIRMED_BY = ("TL005",)
 
     VALID = [
         # The usual order: clear, forward, backward, step.

@@ -62,6 +62,11 @@ class SchedulerBeforeOptimizer(Rule):
     the learning rate, warm-up logic) sees, and the right place depends on whether the
     schedule is per step or per epoch.
 
+    ## Runtime confirmation
+    `torchlint probe` confirms it when a scheduler's first `step()` runs before any step of
+    its optimizer (a GradScaler step that skipped the update counts as a step), with the
+    learning rate before and after.
+
     ## References
     - https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate
     """
@@ -71,7 +76,7 @@ class SchedulerBeforeOptimizer(Rule):
     SUMMARY = "Learning-rate scheduler steps before the optimizer in an iteration"
     SEVERITY = Severity.WARNING
     TRIGGERS = (("sched",), ("step",))
-    CONFIRMED_BY = ()
+    CONFIRMED_BY = ("TL007",)
 
     VALID = [
         # Per-iteration schedule after the step.

@@ -92,6 +92,11 @@ class EvalModeNeverReset(Rule):
     step when the evaluation comes first in the iteration). It is safe: it restores the mode the
     first iteration trained in.
 
+    ## Runtime confirmation
+    `torchlint probe` confirms it when an optimizer step trains a model with dropout or
+    batch-norm layers in eval mode after earlier steps trained it in train mode, naming the
+    steps and the `.eval()` call that switched it.
+
     ## References
     - https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.train
     - https://pytorch.org/tutorials/beginner/basics/optimization_tutorial.html
@@ -101,6 +106,7 @@ class EvalModeNeverReset(Rule):
     NAME = "eval-mode-never-reset"
     SUMMARY = "Model put in eval mode inside the training loop and never switched back to train mode"
     TRIGGERS = ((".eval(", ".train("), ("backward",), (".step(",))
+    CONFIRMED_BY = ("TL008",)
 
     VALID = [
         # train() at the top of the epoch loop.

@@ -76,6 +76,10 @@ class MissingEvalMode(Rule):
     never calls `model.train()`), the fix makes the training run in eval mode; check that
     the loop calls `model.train()` before training resumes.
 
+    ## Runtime confirmation
+    `torchlint probe` confirms it when a model with dropout or batch-norm layers that an
+    optimizer has trained runs forward with gradients disabled while in training mode.
+
     ## References
     - https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.eval
     - https://pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation
@@ -91,6 +95,7 @@ class MissingEvalMode(Rule):
         (".step(",),
         ("val", "Val", "VAL", "test", "Test", "TEST", "nference", "NFERENCE"),
     )
+    CONFIRMED_BY = ("TL009",)
 
     VALID = [
         # An inline evaluation loop after model.eval().

@@ -71,6 +71,11 @@ class Fp16WithoutGradScaler(Rule):
     to bfloat16 depends on the hardware; a missing `scaler.update()` belongs right after
     `scaler.step(...)`, a line of its own outside the reported statement.
 
+    ## Runtime confirmation
+    `torchlint probe` confirms a missing scaler when the gradients of a float16 autocast
+    step show underflow (exact zeros scattered through live weight gradients) or overflow
+    (inf/NaN), and a missing `scaler.update()` when a second `scaler.step()` raises.
+
     ## References
     - https://pytorch.org/docs/stable/amp.html#gradient-scaling
     - https://pytorch.org/docs/stable/notes/amp_examples.html
@@ -80,6 +85,7 @@ class Fp16WithoutGradScaler(Rule):
     NAME = "fp16-without-grad-scaler"
     SUMMARY = "Float16 autocast with a backward pass but no GradScaler, or a GradScaler never updated"
     TRIGGERS = (("autocast", "caler"), ("backward", ".step("))
+    CONFIRMED_BY = ("TL010",)
 
     VALID = [
         # The documented recipe.

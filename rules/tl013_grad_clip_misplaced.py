@@ -52,6 +52,11 @@ class GradClipMisplaced(Rule):
     is safe (`scaler.step()` then skips its own unscaling). A clip before the backward
     pass or after the step is not fixed automatically.
 
+    ## Runtime confirmation
+    `torchlint probe` confirms it when clipping runs on gradients still multiplied by the
+    GradScaler's loss scale (with the scaled and unscaled norms), on gradients the optimizer
+    step already applied, or on parameters without gradients.
+
     ## References
     - https://pytorch.org/docs/stable/notes/amp_examples.html#gradient-clipping
     - https://pytorch.org/docs/stable/generated/torch.nn.utils.clip_grad_norm_.html
@@ -61,7 +66,7 @@ class GradClipMisplaced(Rule):
     NAME = "grad-clip-misplaced"
     SUMMARY = "Gradient clipping runs before backward, after the step, or on scaled gradients"
     TRIGGERS = (("clip_grad",), ("step",))
-    CONFIRMED_BY = ()
+    CONFIRMED_BY = ("TL013",)
 
     VALID = [
         # Backward, clip, step.

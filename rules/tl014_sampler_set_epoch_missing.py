@@ -70,6 +70,10 @@ class SamplerSetEpochMissing(Rule):
     It is safe: it changes the data order from epoch to epoch, which is what the sampler
     is for.
 
+    ## Runtime confirmation
+    `torchlint probe` confirms it when a shuffling `DistributedSampler` starts another pass
+    over its data, after training steps, with the same epoch as before.
+
     ## References
     - https://pytorch.org/docs/stable/data.html#torch.utils.data.distributed.DistributedSampler
     """
@@ -78,6 +82,7 @@ class SamplerSetEpochMissing(Rule):
     NAME = "sampler-set-epoch-missing"
     SUMMARY = "DistributedSampler never gets `set_epoch()` in the epoch loop: every epoch has the same order"
     TRIGGERS = (("DistributedSampler",), ("DataLoader",))
+    CONFIRMED_BY = ("TL014",)
 
     VALID = [
         # set_epoch at the top of the epoch loop.

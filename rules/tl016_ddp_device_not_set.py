@@ -64,6 +64,10 @@ class DdpDeviceNotSet(Rule):
     No automatic fix: the index to use (`LOCAL_RANK`, a spawned process's rank, `args.gpu`)
     depends on how the script is launched.
 
+    ## Runtime confirmation
+    On several GPUs, `torchlint probe --nproc-per-node N` confirms it when a process wraps a
+    model that sits on another GPU than its `LOCAL_RANK` in `DistributedDataParallel`.
+
     ## References
     - https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html
     - https://pytorch.org/tutorials/intermediate/ddp_tutorial.html
@@ -73,6 +77,7 @@ class DdpDeviceNotSet(Rule):
     NAME = "ddp-device-not-set"
     SUMMARY = "DDP script never gives each process its own GPU (`set_device` / `device_ids`)"
     TRIGGERS = (("init_process_group",), ("DistributedDataParallel", "DDP", "nccl"))
+    CONFIRMED_BY = ("TL016",)
 
     VALID = [
         # The tutorial: an indexed device and device_ids.

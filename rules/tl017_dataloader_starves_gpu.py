@@ -51,6 +51,10 @@ class DataloaderStarvesGpu(Rule):
     memory. The number of workers is left to you: it changes how the dataset is copied into
     processes, and random state.
 
+    ## Runtime confirmation
+    On a GPU, `torchlint probe` measures the share of the loop's time spent waiting for
+    batches from a loader with `num_workers=0` and confirms it above 20%.
+
     ## References
     - https://pytorch.org/docs/stable/data.html#single-and-multi-process-data-loading
     - https://pytorch.org/docs/stable/data.html#memory-pinning
@@ -62,6 +66,7 @@ class DataloaderStarvesGpu(Rule):
     SUMMARY = "DataLoader feeding CUDA work loads in the main process or without pinned memory"
     SEVERITY = Severity.INFO
     TRIGGERS = (("DataLoader",), ("cuda", "nccl"))
+    CONFIRMED_BY = ("TL017",)
 
     VALID = [
         # Workers and pinned memory.

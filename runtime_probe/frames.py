@@ -13,6 +13,7 @@ from types import FrameType, TracebackType
 from torchlint.runtime_probe.protocol import Frame
 
 STACK_LIMIT = 8
+_PROBE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 @lru_cache(maxsize=1)
@@ -57,6 +58,14 @@ def user_stack(frame: FrameType | None, limit: int = STACK_LIMIT) -> tuple[Frame
             found.append(Frame(code.co_filename, frame.f_lineno))
         frame = frame.f_back
     return tuple(found)
+
+
+def called_from_user(frame: FrameType | None) -> bool:
+    """Whether the first frame outside the probe's own code, from `frame` outwards, is the
+    user's (a forward called by the script, not by torch or a library)."""
+    while frame is not None and frame.f_code.co_filename.startswith(_PROBE_DIR):
+        frame = frame.f_back
+    return frame is not None and is_user_file(frame.f_code.co_filename)
 
 
 def traceback_stack(tb: TracebackType | None) -> tuple[Frame, ...]:

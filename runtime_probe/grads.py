@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable
 
 import torch
 
+from torchlint.runtime_probe.loop import describe_steps
 from torchlint.runtime_probe.protocol import Event, Frame
 
 
@@ -108,6 +109,9 @@ class GradCheck:
         self._states: dict[int, _OptimizerState] = {}
         # Findings outlive their optimizer (a `main()` that returned).
         self._finished: list[_OptimizerState] = []
+        # Parameter id -> (its gradient as the last step left it, the reset clock then);
+        # built when asked, dropped at every step.
+        self._applied_index: dict[int, tuple[_Applied, int]] | None = None
 
     def _state(self, optimizer: torch.optim.Optimizer) -> _OptimizerState:
         state = self._states.get(id(optimizer))
@@ -120,6 +124,7 @@ class GradCheck:
         # Let the parameters go with their optimizer; keep what was found.
         state = self._states.pop(key)
         state.applied, state.stale, state.pointers = [], [], frozenset()
+        self._applied_index = None
         self._finished.append(state)
 
     def on_backward(self) -> None:
@@ -160,6 +165,22 @@ class GradCheck:
         state.checked = False
         state.step_clock = self.resets.clock
         self.resets.watch(s.pointers for s in self._states.values())
+        self._applied_index = None
+
+    def still_applied(self, params: list[torch.Tensor]) -> int:
+        """How many of `params` still hold, unchanged, the gradient their optimizer's last
+        step applied."""
+        index = self._applied_index
+        if index is None:
+            index = self._applied_index = {
+                id(a.param): (a, state.step_clock) for state in self._states.values() for a in state.applied
+            }
+        count = 0
+        for param in params:
+            found = index.get(id(param))
+            if found is not None and found[0].param is param and found[0].unchanged(self.resets, found[1]):
+                count += 1
+        return count
 
     def events(self, final: bool) -> list[Event]:
         states = [*self._finished, *self._states.values()]
@@ -171,7 +192,7 @@ def _event(state: _OptimizerState) -> Event:
     norms = [(step, float(norm)) for step, norm in state.norms]
     first_norm = (state.baseline[0], float(state.baseline[1])) if state.baseline else norms[0]
     last_norm = norms[-1]
-    span = f"step {steps[0]}" if len(steps) == 1 else f"{len(steps)} steps ({steps[0]}-{steps[-1]})"
+    span = describe_steps(steps)
     message = (
         f"`{state.name}.step()` applied gradients that its previous step had already applied, on {span}: "
         f"they were not cleared in between, and the gradient norm grew from {first_norm[1]:.3g} at step "

@@ -24,6 +24,15 @@ STATIC_NAMES = {
     "TL002": "unsynchronized-timing",
     "TL003": "view-after-transpose",
     "TL004": "eval-without-no-grad",
+    "TL005": "zero-grad-before-step",
+    "TL007": "scheduler-before-optimizer",
+    "TL008": "eval-mode-never-reset",
+    "TL009": "missing-eval-mode",
+    "TL010": "fp16-without-grad-scaler",
+    "TL013": "grad-clip-misplaced",
+    "TL014": "sampler-set-epoch-missing",
+    "TL016": "ddp-device-not-set",
+    "TL017": "dataloader-starves-gpu",
 }
 
 

@@ -41,9 +41,18 @@ CHECKS = {
     "TL002": RuntimeCheck("TL002", needs_cuda=True),
     "TL003": RuntimeCheck("TL003"),
     "TL004": RuntimeCheck("TL004"),
+    "TL005": RuntimeCheck("TL005"),
     "TL006": RuntimeCheck("TL103"),
+    "TL007": RuntimeCheck("TL007"),
+    "TL008": RuntimeCheck("TL008"),
+    "TL009": RuntimeCheck("TL009"),
+    "TL010": RuntimeCheck("TL010"),
     "TL011": RuntimeCheck("TL101", needs_cuda=True),
     "TL012": RuntimeCheck("TL101", needs_cuda=True),
+    "TL013": RuntimeCheck("TL013"),
+    "TL014": RuntimeCheck("TL014"),
+    "TL016": RuntimeCheck("TL016", needs_cuda=True),
+    "TL017": RuntimeCheck("TL017", needs_cuda=True),
 }
 
 
@@ -114,13 +123,29 @@ def _same_file(a: str, b: str) -> bool:
     return os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b))
 
 
+_BLOCKS = (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _lines(tree: ast.Module | None, finding: Finding) -> tuple[int, int]:
+    """The finding's own lines. A finding on the first line of a loop, function or `with`
+    block (TL008 reports the epoch loop, TL009 the evaluation function) stands for the
+    whole block."""
+    end = max(finding.end_line, finding.line)
+    if tree is not None:
+        for node in ast.walk(tree):
+            if isinstance(node, _BLOCKS) and node.lineno == finding.line:
+                end = max(end, node.end_lineno or end)
+    return finding.line, end
+
+
 def _match(finding: Finding, script: str, event: Event, tree: ast.Module | None) -> int:
     """How well an event fits a finding: 2 when one of the user's frames of the event sits
     on the finding's own lines, 1 when in the innermost loop or function around it (weak
     events need 2), 0 otherwise."""
     start, end = _scope(tree, finding.line)
+    first, last = _lines(tree, finding)
     frames = [f.line for f in event.stack if _same_file(f.filename, script)]
-    if any(finding.line <= line <= max(finding.end_line, finding.line) for line in frames):
+    if any(first <= line <= last for line in frames):
         return 2
     if not event.weak and any(start <= line <= end for line in frames):
         return 1

@@ -112,7 +112,9 @@ def render_summary(result: ProbeResult) -> str:
         line += f" {', '.join(troubles).capitalize()}."
     lines.append(line)
     if any(not s.cuda for s in result.scripts):
-        lines.append("No CUDA device: the TL002 timing check, TL104 and CUDA memory statistics did not run.")
+        lines.append(
+            "No CUDA device: the TL002 timing, TL016 and TL017 checks, TL104 and CUDA memory statistics did not run."
+        )
     return "\n".join(lines) + "\n"
 
 

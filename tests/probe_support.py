@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from conftest import expected_findings
+
 from torchlint.finding import Finding
 from torchlint.runtime_probe.protocol import STATIC_NAMES
 
@@ -25,7 +27,11 @@ def line_of(path: Path, tag: str) -> int:
 
 def static(path: Path, code: str, tag: str, filename: str | None = None) -> Finding:
     """A static finding of rule `code` at the line tagged `tag`."""
-    line = line_of(path, tag)
+    return static_at(path, code, line_of(path, tag), filename)
+
+
+def static_at(path: Path, code: str, line: int, filename: str | None = None) -> Finding:
+    """A static finding of rule `code` at `line`."""
     return Finding(
         filename=filename or str(path),
         cell=0,
@@ -37,3 +43,9 @@ def static(path: Path, code: str, tag: str, filename: str | None = None) -> Find
         name=STATIC_NAMES.get(code, "rule"),
         message=f"static {code}",
     )
+
+
+def marked(path: Path) -> list[Finding]:
+    """The static findings that the `# expect:` markers of a fixture name."""
+    text = path.read_text(encoding="utf-8")
+    return [static_at(path, code, line) for line, code in sorted(expected_findings(text))]

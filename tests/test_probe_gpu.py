@@ -1,5 +1,6 @@
 """The probe's CUDA-only checks, on a real GPU: device mismatch, memory growth from
-`torch.cuda.memory_stats()`, fragmentation (allocator retries) and unsynchronized timing.
+`torch.cuda.memory_stats()`, fragmentation (allocator retries), unsynchronized timing, and
+the pack-2 fixtures and checks that need CUDA (TL010, TL011, TL012, TL016, TL017).
 Skipped without CUDA; `bench/gpu_check.sh` runs them on a GPU machine."""
 
 from __future__ import annotations
@@ -8,7 +9,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from probe_support import DATA, line_of, static
+from conftest import FIXTURES
+from probe_support import DATA, line_of, marked, static
 
 from torchlint.runtime_probe.api import ProbeOptions, ScriptResult, probe_script
 from torchlint.runtime_probe.statuses import ProbedFinding, Status
@@ -68,3 +70,47 @@ def test_unsynchronized_timing_is_confirmed_and_synchronized_is_not() -> None:
     result = probe_script(path, findings, None, ProbeOptions(max_steps=3, timeout=180.0, device="cuda"))
     statuses = {f.line: f.status for f in result.findings if f.code == "TL002" and f.status is not Status.FOUND}
     assert statuses == {line_of(path, "clock"): Status.CONFIRMED, line_of(path, "synced-clock"): Status.NOT_REPRODUCED}
+
+
+def _cuda_devices() -> int:
+    torch = pytest.importorskip("torch")
+    return int(torch.cuda.device_count())
+
+
+
+@pytest.mark.parametrize(
+    "fixture, runtime_code",
+    [
+        ("tl011_positions_on_cpu", "TL101"),
+        ("tl012_input_not_on_model_device", "TL101"),
+        ("tl010_fp16_without_scaler", "TL010"),
+        ("tl010_scaler_never_updated", "TL010"),
+    ],
+)
+def test_pack2_fixtures_are_confirmed_on_cuda(fixture: str, runtime_code: str) -> None:
+    path = FIXTURES / f"{fixture}.py"
+    result = probe_script(path, marked(path), None, OPTIONS)
+    assert result.cuda
+    [finding] = [f for f in result.findings if f.status is not Status.FOUND]
+    assert finding.status is Status.CONFIRMED and finding.evidence["runtime_code"] == runtime_code, result.findings
+
+
+def test_a_loader_without_workers_starves_the_gpu() -> None:
+    path = gpu("loader_starves_cuda")
+    findings = [static(path, "TL017", "starved"), static(path, "TL017", "fed")]
+    result = probe_script(path, findings, None, ProbeOptions(max_steps=30, timeout=180.0, device="cuda"))
+    assert result.cuda and result.returncode == 0, result.output_tail
+    statuses = {f.line: f for f in result.findings}
+    starved = statuses[line_of(path, "starved")]
+    assert starved.status is Status.CONFIRMED and starved.evidence["wait_share"] >= 0.5
+    assert statuses[line_of(path, "fed")].status is Status.NOT_REPRODUCED
+
+
+@pytest.mark.skipif(_cuda_devices() < 2, reason="needs two GPUs")
+def test_ranks_sharing_one_gpu_under_ddp() -> None:
+    path = gpu("ddp_device_cuda")
+    options = ProbeOptions(max_steps=4, timeout=180.0, device="cuda", nproc_per_node=2)
+    result = probe_script(path, [static(path, "TL016", "ddp")], None, options)
+    [finding] = [f for f in result.findings if f.code == "TL016"]
+    assert finding.status is Status.CONFIRMED and finding.ranks == (1,)
+    assert finding.evidence["model_device"] == "cuda:0" and finding.evidence["local_rank"] == 1

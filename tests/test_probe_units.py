@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from probe_support import static
+from probe_support import line_of, static
 
 from torchlint.config import Config, ProbeScript, ProbeSettings
 from torchlint.runtime_probe import json_report, junit_report, text_report
@@ -146,7 +146,7 @@ SCRIPT_SOURCE = textwrap.dedent(
     def unused(optimizer):
         optimizer.step()  # line: unused-step
 
-    for step in range(10):
+    for step in range(10):  # line: loop
         loss.backward()  # line: backward
         optimizer.step()  # line: step
         helper(optimizer)
@@ -221,6 +221,13 @@ def test_weak_evidence_confirms_only_on_its_own_line_and_is_never_found_alone(sc
         ("TL003", 11): Status.NOT_REPRODUCED
     }
     assert statuses(script, [], [rank([view], [])]) == {}
+
+
+def test_a_finding_on_a_loop_header_stands_for_the_whole_loop(script: Path) -> None:
+    finding = static(script, "TL008", "loop")
+    inside, after = event("TL008", script, 11, weak=True), event("TL008", script, 13, weak=True)
+    assert statuses(script, [finding], [rank([inside], [9])]) == {("TL008", 9): Status.CONFIRMED}
+    assert statuses(script, [finding], [rank([after], [9])]) == {("TL008", 9): Status.NOT_REPRODUCED}
 
 
 def test_evidence_on_the_findings_own_line_comes_first(script: Path) -> None:
@@ -357,6 +364,107 @@ def test_allocator_retries_and_idle_split_blocks_are_fragmentation() -> None:
     split = cuda_events([(200 * MIB, 300 * MIB, 0, 0), (400 * MIB, 2048 * MIB, 1200 * MIB, 0), (300 * MIB, 900 * MIB, 100 * MIB, 0)])
     assert set(split) == {"TL104"} and split["TL104"].evidence["peak_step"] == 2
     assert cuda_events([(1024 * MIB, 1100 * MIB, 50 * MIB, 0)] * 4) == {}
+
+
+# --- pack-2 decisions (the checks themselves run in test_probe_pack2) ------------------------
+
+
+def test_underflow_counts_scattered_zeros_not_dead_rows_or_columns() -> None:
+    torch = pytest.importorskip("torch")
+    from torchlint.runtime_probe.amp import gradient_underflow
+
+    weight = torch.full((4, 5), 1e-3)
+    weight[0] = 0  # a dead unit: a whole row
+    weight[:, 4] = 0  # a dead input: a whole column
+    weight[2, 1] = weight[3, 3] = 0  # underflow: scattered
+    weight[1, 0] = 1e-6  # below float16's normal range
+    bias = torch.tensor([0.0, float("inf"), 1.0])
+    assert gradient_underflow([weight, bias]) == (12, 2, 1, 1)
+
+
+def test_underflow_below_the_threshold_is_benign() -> None:
+    from torchlint.runtime_probe.amp import _AutocastSite, _underflow_event
+
+    site = _AutocastSite((Frame("train.py", 3),), steps=[1, 2], entries=1000, zeros=5)
+    assert _underflow_event(site).benign
+    site.zeros = 50
+    underflow = _underflow_event(site)
+    assert underflow.weak and not underflow.benign and underflow.evidence["underflow_share"] == 0.05
+
+
+def test_mode_layers_are_those_that_change_with_the_mode() -> None:
+    torch = pytest.importorskip("torch")
+    from torchlint.runtime_probe.modes import mode_layers
+
+    nn = torch.nn
+    model = nn.Sequential(
+        nn.Linear(4, 4), nn.Dropout(0.0), nn.Dropout(0.1), nn.BatchNorm1d(4), nn.BatchNorm1d(4, track_running_stats=False)
+    )
+    assert mode_layers(model) == {"Dropout": 1, "BatchNorm1d": 1}
+    assert mode_layers(nn.LSTM(4, 4, num_layers=2, dropout=0.1)) == {"LSTM": 1}
+
+
+@pytest.mark.parametrize(
+    "devices, local_rank, visible, expected",
+    [
+        ({"cuda:0"}, 1, 2, 0),  # rank 1 on GPU 0: the bug
+        ({"cuda:1"}, 1, 2, None),
+        ({"cuda:0"}, 0, 2, None),
+        ({"cuda:0"}, 1, 1, None),  # one visible GPU per process
+        ({"cpu"}, 1, 2, None),
+        ({"cuda:0", "cuda:1"}, 1, 2, None),
+    ],
+)
+def test_a_rank_on_another_ranks_gpu(devices: set[str], local_rank: int, visible: int, expected: int | None) -> None:
+    torch = pytest.importorskip("torch")
+    from torchlint.runtime_probe.ddp import misplaced
+
+    assert misplaced({torch.device(d) for d in devices}, local_rank, visible) == expected
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _loader_wait(load: float, compute: float, steps: int, active: bool = True) -> list[Event]:
+    from torchlint.runtime_probe.data import LoaderWaitCheck
+
+    class Loader:
+        pass
+
+    class Iterator:
+        pass
+
+    clock = _Clock()
+    check = LoaderWaitCheck(lambda f: f, lambda: active, clock)
+    loader, iterator = Loader(), Iterator()
+    check.wrap_loader_init(lambda loader: None)(loader)  # line: loader-built
+    check.wrap_iterator_init(lambda iterator, loader: None)(iterator, loader)
+
+    def next_data(_: object) -> None:
+        clock.now += load
+
+    wrapped = check.wrap_next_data(next_data)
+    for _ in range(steps):
+        wrapped(iterator)
+        clock.now += compute
+        check.after_step()
+    return check.events(final=True)
+
+
+def test_waiting_for_batches_is_measured_against_the_loop() -> None:
+    pytest.importorskip("torch")
+    [starved] = _loader_wait(load=0.03, compute=0.01, steps=10)
+    assert starved.weak and starved.evidence["wait_share"] == 0.75 and starved.evidence["measured_steps"] == 8
+    assert (starved.filename, starved.line) == (__file__, line_of(Path(__file__), "loader-built"))
+    [fed] = _loader_wait(load=0.001, compute=0.01, steps=10)
+    assert fed.benign and fed.evidence["wait_share"] < 0.2
+    assert _loader_wait(load=0.03, compute=0.01, steps=10, active=False) == []
+    assert _loader_wait(load=0.03, compute=0.01, steps=4) == []
 
 
 def test_text_tracebacks_show_the_users_frames_only() -> None:
