@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import builtins
-import re
 from typing import Iterator
 
 import libcst as cst
@@ -21,7 +20,6 @@ NOT_MODEL_WORDS = frozenset(
 )
 BUILTINS = frozenset(dir(builtins))
 EVAL_DATA_WORDS = frozenset("val valid validation test testing eval evaluation dev".split())
-TEST_FILE = re.compile(r"(^|[/\\])(test_[^/\\]*|[^/\\]*_test)\.py$|(^|[/\\])(tests?|testing)[/\\]")
 MAX_CALLER_DEPTH = 3
 
 
@@ -540,7 +538,7 @@ class MissingEvalMode(Rule):
         finder = _Finder(ctx, train)
         if not finder.trained:
             return
-        test_file = TEST_FILE.search(ctx.filename) is not None
+        test_file = an.is_test_file(ctx)
         for func in finder.funcs.all:
             if not _evaluation_name(func.name.value, test_file):
                 continue
