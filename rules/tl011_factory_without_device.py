@@ -45,6 +45,8 @@ REDUCTIONS = frozenset("sum mean max min prod norm any all std var median amax a
 # Methods that keep a tensor's shape: an element of the result is still a scalar.
 ELEMENTWISE = frozenset({"float", "long", "int", "half", "double", "bool", "clamp", "abs", "neg", "exp", "log", "sqrt"})
 MAX_FLOW = 5
+# LightningModule hooks that Lightning runs on the module's device with the batch moved there.
+LIGHTNING_STEPS = frozenset({"training_step", "validation_step", "test_step", "predict_step"})
 
 
 class FactoryWithoutDevice(Rule):
@@ -52,9 +54,11 @@ class FactoryWithoutDevice(Rule):
     ## What it does
     Finds tensor factories (`torch.zeros`, `ones`, `empty`, `full`, `arange`, `rand`, `randn`,
     `randint`, `randperm`, `eye`, `tensor`, `linspace`, `logspace`) called without `device=`
-    inside an `nn.Module`'s `forward` (or a method that `forward` calls through `self`), in a
-    file that runs models on a device, when nothing moves the new tensor to the input's
-    device afterwards.
+    inside an `nn.Module`'s `forward` (or a method that `forward` calls through `self`), or
+    in a LightningModule's `training_step` / `validation_step` / `test_step` / `predict_step`,
+    in a file that runs models on a device (or defines a LightningModule, which the Trainer
+    places on its accelerator), when nothing moves the new tensor to the input's device
+    afterwards.
 
     ## Why is this bad?
     A factory without `device=` allocates on the CPU. The module works in CPU tests and
@@ -105,7 +109,7 @@ class FactoryWithoutDevice(Rule):
     SEVERITY = Severity.WARNING
     TRIGGERS = (
         ("forward",),
-        ("cuda", "device"),
+        ("cuda", "device", "LightningModule"),
         ("zeros", "ones", "empty", "full", "arange", "rand", "eye", "tensor", "linspace", "logspace"),
     )
     CONFIRMED_BY = ("TL101",)
@@ -453,6 +457,20 @@ class FactoryWithoutDevice(Rule):
                 return out + offsets
         device = "cuda"
         """,
+        # A LightningModule's step that places its noise (Lightning's GAN example) or uses
+        # `self.device`; `batch_idx` is a host integer.
+        """
+        import torch
+        import lightning as L
+        class GAN(L.LightningModule):
+            def training_step(self, batch, batch_idx):
+                imgs, _ = batch
+                z = torch.randn(imgs.shape[0], self.latent_dim)
+                z = z.type_as(imgs)
+                eps = torch.rand(imgs.shape[0], 1, 1, 1, device=self.device)
+                offset = torch.arange(4) + batch_idx
+                return self.loss(self(z), imgs * eps, offset.tolist())
+        """,
     ]
 
     INVALID = [
@@ -652,12 +670,30 @@ class FactoryWithoutDevice(Rule):
                 return x * noise[0] + noise[1]
         device = "cuda"
         """,
+        # A hidden state built in a LightningModule's training_step and fed to its own forward
+        # (Lightning-AI/pytorch-lightning#3738); Lightning places the module, not this tensor.
+        """
+        import torch
+        import pytorch_lightning as pl
+        class RNN(pl.LightningModule):
+            def forward(self, letter, hidden):
+                return self.rnn(self.embedding(letter), hidden)
+
+            def training_step(self, batch, batch_idx):
+                letters, targets = batch
+                hidden = torch.zeros(self.n_layers, letters.size(1), self.hidden_size)  # expect: TL011
+                output, hidden = self(letters, hidden)
+                return self.criterion(output, targets)
+        """,
     ]
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
-        if not _mentions_device(ctx) or _sets_default_device(ctx) or an.is_test_file(ctx):
+        if _sets_default_device(ctx) or an.is_test_file(ctx):
             return
         finder = _Finder(ctx)
+        # A LightningModule is written to run on whatever accelerator the Trainer picks.
+        if not _mentions_device(ctx) and not finder.lightning_classes():
+            return
         seen: set[int] = set()
         for forward, methods in finder.forwards():
             for method in methods:
@@ -677,7 +713,10 @@ class FactoryWithoutDevice(Rule):
         where = f"`{owner.name.value}.{method.name.value}`" if owner is not None else f"`{method.name.value}`"
         scope = finder.idx.scope(call)
         first = finder.first_tensor_input(scope) if isinstance(scope, cst.FunctionDef) else None
-        suggestion = f"device={first}.device" if first else "device=<an input>.device"
+        if forward.name.value in LIGHTNING_STEPS:
+            first, suggestion = None, "device=self.device"
+        else:
+            suggestion = f"device={first}.device" if first else "device=<an input>.device"
         fix = None
         if first is not None and scope is forward:
             device = cst.Arg(
@@ -768,13 +807,30 @@ class _Finder:
         self._modules[name] = result
         return result
 
+    def lightning_classes(self) -> list[str]:
+        return [name for name in self.classes if self.is_lightning_class(name)]
+
+    def is_lightning_class(self, name: str, _seen: frozenset[str] = frozenset()) -> bool:
+        cls = self.classes.get(name)
+        if cls is None or name in _seen:
+            return False
+        return any(
+            (self.imps.qualify(base.value) or "").endswith("LightningModule")
+            or self.is_lightning_class(an.last_name(base.value) or "", _seen | {name})
+            for base in cls.bases
+        )
+
     def forwards(self) -> Iterator[tuple[cst.FunctionDef, list[cst.FunctionDef]]]:
-        """Each module class's `forward` with the methods it runs through `self`."""
+        """Each module class's `forward` (and a LightningModule's step hooks) with the methods
+        it runs through `self`."""
         for name, methods in self.funcs.methods.items():
-            forward = methods.get("forward")
-            if forward is None or not self.is_module_class(name):
+            if not self.is_module_class(name):
                 continue
-            yield forward, self._methods_run_by(forward)
+            roots = ["forward", *(LIGHTNING_STEPS if self.is_lightning_class(name) else ())]
+            for root in roots:
+                method = methods.get(root)
+                if method is not None:
+                    yield method, self._methods_run_by(method)
 
     def _methods_run_by(self, forward: cst.FunctionDef) -> list[cst.FunctionDef]:
         found: dict[int, cst.FunctionDef] = {id(forward): forward}
@@ -962,7 +1018,15 @@ class _Finder:
             callee = callee.value
         if isinstance(callee, cst.Attribute) and an.dotted(callee.value) == "self":
             return not self.funcs.resolve(call) and callee.attr.value not in SELF_HELPERS
+        if isinstance(callee, cst.Name) and callee.value == "self":
+            return self._in_lightning_step(func)  # `self(x)`: the module's own forward
         return isinstance(callee, cst.Name) and callee.value in self._names_on_device(func)
+
+    def _in_lightning_step(self, func: cst.CSTNode) -> bool:
+        if not isinstance(func, cst.FunctionDef) or func.name.value not in LIGHTNING_STEPS:
+            return False
+        owner = self.funcs.enclosing_class(func)
+        return owner is not None and self.is_lightning_class(owner.name.value)
 
     def _stored(
         self,
@@ -1121,6 +1185,9 @@ class _Finder:
             return False
         if func.name.value == "forward":
             return True
+        if self._in_lightning_step(func):
+            # The batch, which Lightning moved; not `batch_idx` or `dataloader_idx`.
+            return name == next(iter(_call_params(func)), None)
         for site in self.funcs.call_sites(func):
             if not self._self_call(site):
                 continue
