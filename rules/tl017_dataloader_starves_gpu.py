@@ -15,8 +15,9 @@ PIN_MEMORY_POSITION = 7
 MAX_DEPTH = 3
 # Names that say a loader serves tokenized text: indexing token ids and padding them costs
 # little next to a language model's forward pass, and such pipelines run without workers on
-# purpose (torchtune's recipes).
-TEXT_WORDS = frozenset("tokenizer tokenized tokenize tokens encoded collator pad padded padding".split())
+# purpose (torchtune's recipes). Padding alone says nothing: audio and detection pipelines
+# pad too, and decode in their workers.
+TEXT_WORDS = frozenset("tokenizer tokenized tokenize tokens encoded collator".split())
 
 
 class DataloaderStarvesGpu(Rule):
@@ -49,9 +50,9 @@ class DataloaderStarvesGpu(Rule):
     Loaders over tensors that already live on the GPU are not reported, nor are loaders
     whose arguments come from `**kwargs`. Only files with a training loop (a backward pass)
     are checked: evaluation scripts and offline data tools are not, nor are test files.
-    Loaders of tokenized text (a dataset built with a tokenizer, a padding collate function
-    or data collator) are not reported either: indexing token ids and padding them costs
-    little next to a language model's step.
+    Loaders of tokenized text (a dataset built with a tokenizer, a Hugging Face data
+    collator) are not reported either: indexing token ids and padding them costs little next
+    to a language model's step.
 
     ## Fix safety
     When only pinning is missing, the fix adds `pin_memory=True`; it is unsafe: pinning fails
@@ -361,6 +362,14 @@ class DataloaderStarvesGpu(Rule):
         for x, y in make_loader(train_set):
             loss = criterion(model(x.cuda()), y.cuda())
             loss.backward()
+        """,
+        # Padding audio is no sign of tokenized text: decoding wants workers.
+        """
+        import torch
+        from torch.utils.data import DataLoader
+        loader = DataLoader(AudioDataset(files), batch_size=16, collate_fn=pad_collate)  # expect: TL017
+        for waves, labels in loader:
+            criterion(model(waves.cuda()), labels.cuda()).backward()
         """,
     ]
 
