@@ -23,7 +23,9 @@ BUILTINS = frozenset(dir(builtins))
 EVAL_DATA_WORDS = frozenset("val valid validation test testing eval evaluation dev".split())
 MAX_CALLER_DEPTH = 3
 # Words in a network's code that mean eval mode changes what it computes.
-MODE_DEPENDENT = re.compile(r"(?i)dropout|batch_?norm|instance_?norm|training|\beval\b|\btrain\b|lstm|gru|rnn|transformer|attention")
+MODE_DEPENDENT = re.compile(
+    r"(?i)dropout|batch_?norm|instance_?norm|training|\beval\b|\btrain\b|lstm|gru|rnn|transformer|attention"
+)
 # Methods that move or cast a network and return it.
 PLACEMENT = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train"})
 

@@ -43,7 +43,7 @@ ONE_DIMENSIONAL = frozenset({"arange", "linspace", "logspace", "randperm"})
 # Reductions that, called without arguments, give a 0-dim tensor (which mixes with CUDA tensors).
 REDUCTIONS = frozenset("sum mean max min prod norm any all std var median amax amin".split())
 # Methods that keep a tensor's shape: an element of the result is still a scalar.
-ELEMENTWISE = frozenset({"float", "long", "int", "half", "double", "bool", "clamp", "abs", "neg", "exp", "log", "sqrt"})
+ELEMENTWISE = frozenset("float long int half double bool clamp abs neg exp log sqrt".split())
 MAX_FLOW = 5
 # LightningModule hooks that Lightning runs on the module's device with the batch moved there.
 LIGHTNING_STEPS = frozenset({"training_step", "validation_step", "test_step", "predict_step"})
