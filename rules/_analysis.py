@@ -647,7 +647,12 @@ def _bound_optimizers(idx: Index, imps: Imports) -> dict[str, str | None]:
             short == "prepare" or callee.startswith("deepspeed")
         )
         is_optimizer = (
-            (callee.startswith("torch.optim.") and "lr_scheduler" not in callee and short[:1].isupper())
+            (
+                callee.startswith("torch.optim.")
+                and "lr_scheduler" not in callee
+                and "swa_utils" not in callee  # SWALR is a schedule, AveragedModel a model
+                and short[:1].isupper()
+            )
             or is_optimizer_class(short)
             or _OPTIMIZER_FACTORY.match(short) is not None
         )
@@ -1560,3 +1565,55 @@ def backpropagated(call: cst.Call, imps: Imports) -> cst.BaseExpression | None:
     if isinstance(owner, cst.Call) and method_name(owner) == "scale" and positional(owner):
         return positional(owner)[0].value
     return owner
+
+
+# ---------------------------------------------------------------------------
+# Pack 2 precision: test files, mutually exclusive branches, and names that say where a
+# value lives.
+
+_TEST_PATH = re.compile(r"(^|[/\\])(test_[^/\\]*|[^/\\]*_test|conftest)\.py$|(^|[/\\])(tests?|testing)[/\\]")
+_HOST_WORDS = frozenset({"cpu", "host"})
+
+
+def is_test_file(ctx: FileContext) -> bool:
+    """`test_*.py`, `*_test.py`, `conftest.py` or a file under `tests/`: code that a test suite
+    runs on whatever device it picks, and that a failing test would already expose."""
+    return _TEST_PATH.search(ctx.filename) is not None
+
+
+def in_exclusive_branches(idx: Index, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    """`a` and `b` sit in different branches of one `if`/`elif`/`else`, or in opposite
+    branches of two `if`s on the same condition (`if essential: ... ` twice): one run of
+    the enclosing code never executes both."""
+    sides_a = _if_sides(idx, a)
+    for stmt, side_b in _if_sides(idx, b):
+        for other, side_a in sides_a:
+            if side_a != side_b and (other is stmt or same_expr(other.test, stmt.test)):
+                return True
+    return False
+
+
+def _if_sides(idx: Index, node: cst.CSTNode) -> list[tuple[cst.If | cst.IfExp, str]]:
+    """The `if`s of the enclosing function around `node`, with the branch it sits in."""
+    found: list[tuple[cst.If | cst.IfExp, str]] = []
+    for ancestor in idx.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+            break
+        if isinstance(ancestor, (cst.If, cst.IfExp)):
+            side = _if_side(idx, ancestor, node)
+            if side is not None:
+                found.append((ancestor, side))
+    return found
+
+
+def _if_side(idx: Index, stmt: cst.If | cst.IfExp, node: cst.CSTNode) -> str | None:
+    if idx.contains(stmt.body, node):
+        return "body"
+    if stmt.orelse is not None and idx.contains(stmt.orelse, node):
+        return "orelse"
+    return None
+
+
+def says_host(name: str | None) -> bool:
+    """`x_host`, `cpu_mask`, `hostBuffer`: a name that says its value lives on the host."""
+    return bool(name) and any(t in _HOST_WORDS for t in name_tokens((name or "").rpartition(".")[2]))

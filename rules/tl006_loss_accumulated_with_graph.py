@@ -31,7 +31,8 @@ class LossAccumulatedWithGraph(Rule):
     """
     ## What it does
     Finds a running total of a tensor that requires grad, kept across the iterations of a
-    loop: `total_loss += loss`, `total = total + loss`, `losses.append(loss)`, where
+    loop: `total_loss += loss`, `total = total + loss`, `losses.append(loss)`,
+    `meter.update(loss, n)` of an `AverageMeter`-like running average, where
     `loss` is back-propagated in that iteration (or is part of what is), or is a loss
     computed with gradients enabled in an evaluation loop, and is added without
     `.item()`, `.detach()` or `float()`.
@@ -244,6 +245,19 @@ class LossAccumulatedWithGraph(Rule):
             labels.append(y)
             total_count += y.size(0)
         """,
+        # A meter fed `.item()`, and a metric's update with predictions (not a loss).
+        """
+        from utils import AverageMeter
+        losses = AverageMeter()
+        for images, target in train_loader:
+            output = model(images)
+            loss = criterion(output, target)
+            losses.update(loss.item(), images.size(0))
+            accuracy.update(output, target)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        """,
     ]
 
     INVALID = [
@@ -400,13 +414,46 @@ class LossAccumulatedWithGraph(Rule):
             optimizer.step()
             history.append(loss)  # expect: TL006
         """,
+        # The loss tensor fed to a running-average meter (the ImageNet example's `AverageMeter`
+        # without `.item()`; horovod#641).
+        Example(
+            """
+            class AverageMeter:
+                def update(self, val, n=1):
+                    self.sum += val * n
+                    self.count += n
+
+            losses = AverageMeter()
+            for images, target in train_loader:
+                loss = criterion(model(images), target)
+                losses.update(loss, images.size(0))  # expect: TL006
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            """,
+            fixed="""
+            class AverageMeter:
+                def update(self, val, n=1):
+                    self.sum += val * n
+                    self.count += n
+
+            losses = AverageMeter()
+            for images, target in train_loader:
+                loss = criterion(model(images), target)
+                losses.update(loss.detach(), images.size(0))  # expect: TL006
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            """,
+        ),
     ]
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         idx = an.index(ctx)
+        meters = _meters(ctx, idx)
         loops: list[cst.For | cst.While] = [*idx.nodes(cst.For), *idx.nodes(cst.While)]
         for loop in loops:
-            for acc in _accumulations(idx, loop):
+            for acc in _accumulations(idx, loop, meters):
                 if self._keeps_graph(ctx, idx, loop, acc):
                     yield self._report(ctx, acc)
 
@@ -455,9 +502,10 @@ class LossAccumulatedWithGraph(Rule):
         return self.report(acc.statement, message, FixSpec(f"accumulate `{name}.detach()`", ((acc.value, detached),)))
 
 
-def _accumulations(idx: an.Index, loop: cst.For | cst.While) -> Iterator[_Accumulation]:
+def _accumulations(idx: an.Index, loop: cst.For | cst.While, meters: set[str]) -> Iterator[_Accumulation]:
     """Accumulations of a plain name that run directly in this loop's body (not in an
-    inner loop, nor in a nested function)."""
+    inner loop, nor in a nested function), `meter.update(loss, n)` of a running-average
+    meter included."""
     for node in idx.within(loop.body, cst.AugAssign, cst.Assign, cst.Call):
         if an.enclosing_loops(idx, node)[:1] != [loop]:
             continue
@@ -478,6 +526,40 @@ def _accumulations(idx: an.Index, loop: cst.For | cst.While) -> Iterator[_Accumu
             item = node.args[0].value
             if owner is not None and an.dotted(owner) is not None and isinstance(item, cst.Name):
                 yield _Accumulation(node, owner, item)
+        elif isinstance(node, cst.Call) and an.method_name(node) == "update" and an.positional(node):
+            owner = an.receiver(node)
+            item = _loss_operand(an.positional(node)[0].value)
+            if owner is not None and an.dotted(owner) in meters and item is not None:
+                yield _Accumulation(node, owner, item)
+
+
+def _meters(ctx: FileContext, idx: an.Index) -> set[str]:
+    """Names bound to a running-average meter: an `AverageMeter`-like class (the ImageNet
+    example's, usually imported from a utils module), or a class of this module whose
+    `update(val, ...)` adds `val` into an attribute (`self.sum += val * n`)."""
+    funcs = an.functions(ctx)
+    found: set[str] = set()
+    for assign in idx.nodes(cst.Assign):
+        if not isinstance(assign.value, cst.Call):
+            continue
+        cls = an.callee_name(assign.value) or ""
+        update = funcs.method(cls, "update")
+        if (update is None and cls.endswith("Meter")) or (update is not None and _sums_argument(idx, update)):
+            found.update(name for t in assign.targets if (name := an.dotted(t.target)) is not None)
+    return found
+
+
+def _sums_argument(idx: an.Index, update: cst.FunctionDef) -> bool:
+    params = [p.name.value for p in update.params.params if p.name.value != "self"]
+    if not params:
+        return False
+    return any(
+        isinstance(aug.operator, cst.AddAssign)
+        and isinstance(aug.target, cst.Attribute)
+        and an.dotted(aug.target.value) == "self"
+        and params[0] in _names(aug.value)
+        for aug in idx.within(update, cst.AugAssign)
+    )
 
 
 def _loss_operand(expr: cst.BaseExpression) -> cst.Name | None:

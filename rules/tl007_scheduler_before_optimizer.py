@@ -10,7 +10,7 @@ from torchlint.rule import FileContext, Report, Rule
 from torchlint.rules import _analysis as an
 
 # `torch.optim.lr_scheduler` classes and the Hugging Face factories that build one.
-_TORCH_SCHEDULERS = "torch.optim.lr_scheduler."
+_TORCH_SCHEDULERS = ("torch.optim.lr_scheduler.", "torch.optim.swa_utils.SWALR")
 _SCHEDULE_FACTORY = re.compile(r"^get_(\w+_)?schedule(r|_with_warmup)?\w*$")
 _FACTORY_PACKAGES = ("transformers", "diffusers")
 # `.step()` of these is not a learning-rate schedule (diffusion samplers, EMA or
@@ -204,9 +204,34 @@ class SchedulerBeforeOptimizer(Rule):
             optimizer.step()
             lr_scheduler.step_update(num_updates=num_updates)
         """,
+        # SWALR is a schedule, not an optimizer: its step alone is no optimizer step (composer's
+        # SWA callback, whose optimizer is `state.optimizers[0]`).
+        """
+        from torch.optim.swa_utils import SWALR, AveragedModel
+        class SWA:
+            def init(self, state):
+                self.swa_scheduler = SWALR(state.optimizers[0], swa_lr=self.swa_lr)
+                self.swa_model = AveragedModel(state.model)
+
+            def apply(self, state):
+                self.swa_model.update_parameters(state.model)
+                if self.schedule_swa_lr:
+                    self.swa_scheduler.step()
+        """,
     ]
 
     INVALID = [
+        # Both steps under one accumulation period, the schedule first (pytorch-transformers
+        # 1.x examples, ThilinaRajapakse/pytorch-transformers-classification#21).
+        """
+        for step, batch in enumerate(train_dataloader):
+            loss = model(**batch)[0] / accumulation_steps
+            loss.backward()
+            if (step + 1) % accumulation_steps == 0:
+                scheduler.step()  # expect: TL007
+                optimizer.step()
+                model.zero_grad()
+        """,
         """
         for x, y in loader:
             scheduler.step()  # expect: TL007
@@ -347,7 +372,8 @@ class SchedulerBeforeOptimizer(Rule):
         optimizer = schedulers.optimizer_of(sched.node)
 
         def steps_it(e: an.Event) -> bool:
-            if id(e.node) not in train.stepped:
+            # A scheduler's own `step()` never counts as the optimizer's, whatever its name says.
+            if id(e.node) not in train.stepped or schedulers.is_schedule_step(e.node):  # type: ignore[arg-type]
                 return False
             return optimizer is None or an.dotted(train.optimizer_of(e.node)) == optimizer  # type: ignore[arg-type]
 
@@ -355,7 +381,7 @@ class SchedulerBeforeOptimizer(Rule):
             if not steps_it(step) or not flow.reaches(sched, step):
                 continue
             shared, loop = _shared_iteration(sched, step)
-            if not shared or (loop is not None and _skips_first_iteration(sched, loop)):
+            if not shared or (loop is not None and _skips_first_iteration(sched, step, loop)):
                 continue
             earlier = [
                 e for e in events[:i] if steps_it(e) and (loop is None or loop in e.loops) and flow.reaches(e, sched)
@@ -452,12 +478,19 @@ def _shared_iteration(sched: an.Event, step: an.Event) -> tuple[bool, cst.For | 
     return not sched.loops and not step.loops, None
 
 
-def _skips_first_iteration(sched: an.Event, loop: cst.For | cst.While) -> bool:
-    """`if epoch > 0: scheduler.step()`: a guard on the shared loop's own variable."""
+def _skips_first_iteration(sched: an.Event, step: an.Event, loop: cst.For | cst.While) -> bool:
+    """`if epoch > 0: scheduler.step()`: a guard on the shared loop's own variable that the
+    optimizer step does not share (an accumulation period `if (i + 1) % n == 0:` around both
+    steps skips nothing between them)."""
     if not isinstance(loop, cst.For):
         return False
     variables = {n.value for n in _names_in(loop.target)}
-    return any(variables & {n.value for n in _names_in(stmt.test)} for stmt, _ in sched.guards)
+    shared = {(id(stmt), branch) for stmt, branch in step.guards}
+    return any(
+        variables & {n.value for n in _names_in(stmt.test)}
+        for stmt, branch in sched.guards
+        if (id(stmt), branch) not in shared
+    )
 
 
 def _names_in(node: cst.CSTNode) -> list[cst.Name]:

@@ -21,8 +21,13 @@ NOT_MODEL_WORDS = frozenset(
 )
 BUILTINS = frozenset(dir(builtins))
 EVAL_DATA_WORDS = frozenset("val valid validation test testing eval evaluation dev".split())
-TEST_FILE = re.compile(r"(^|[/\\])(test_[^/\\]*|[^/\\]*_test)\.py$|(^|[/\\])(tests?|testing)[/\\]")
 MAX_CALLER_DEPTH = 3
+# Words in a network's code that mean eval mode changes what it computes.
+MODE_DEPENDENT = re.compile(
+    r"(?i)dropout|batch_?norm|instance_?norm|training|\beval\b|\btrain\b|lstm|gru|rnn|transformer|attention"
+)
+# Methods that move or cast a network and return it.
+PLACEMENT = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train"})
 
 
 class MissingEvalMode(Rule):
@@ -285,6 +290,34 @@ class MissingEvalMode(Rule):
             loss_fn(net(x), y).backward()
             optimizer.step()
         """,
+        # A network of this file with no layer that eval mode changes (a sub-pixel
+        # super-resolution net): `eval()` would change nothing.
+        """
+        import torch
+        import torch.nn as nn
+        class Net(nn.Module):
+            def __init__(self, upscale):
+                super().__init__()
+                self.conv1 = nn.Conv2d(1, 64, 5, padding=2)
+                self.conv2 = nn.Conv2d(64, upscale ** 2, 3, padding=1)
+                self.shuffle = nn.PixelShuffle(upscale)
+
+            def forward(self, x):
+                return self.shuffle(self.conv2(torch.relu(self.conv1(x))))
+
+        model = Net(3).to(device)
+        def test():
+            with torch.no_grad():
+                for x, y in test_loader:
+                    psnr(model(x.to(device)), y)
+
+        for epoch in range(10):
+            for x, y in train_loader:
+                optimizer.zero_grad()
+                criterion(model(x.to(device)), y.to(device)).backward()
+                optimizer.step()
+            test()
+        """,
     ]
 
     INVALID = [
@@ -536,6 +569,33 @@ class MissingEvalMode(Rule):
                     optimizer.step()
                 print(evaluate())
         """,
+        # The same loop with a network of this file that has dropout.
+        """
+        import torch
+        import torch.nn as nn
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc1 = nn.Linear(784, 128)
+                self.drop = nn.Dropout(0.5)
+                self.fc2 = nn.Linear(128, 10)
+
+            def forward(self, x):
+                return self.fc2(self.drop(torch.relu(self.fc1(x))))
+
+        model = Net().cuda()
+        def test():  # expect: TL009
+            with torch.no_grad():
+                for x, y in test_loader:
+                    accuracy(model(x.cuda()), y)
+
+        for epoch in range(10):
+            for x, y in train_loader:
+                optimizer.zero_grad()
+                criterion(model(x.cuda()), y.cuda()).backward()
+                optimizer.step()
+            test()
+        """,
     ]
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
@@ -545,7 +605,7 @@ class MissingEvalMode(Rule):
         finder = _Finder(ctx, train)
         if not finder.trained:
             return
-        test_file = TEST_FILE.search(ctx.filename) is not None
+        test_file = an.is_test_file(ctx)
         for func in finder.funcs.all:
             if not _evaluation_name(func.name.value, test_file):
                 continue
@@ -553,10 +613,14 @@ class MissingEvalMode(Rule):
             if found is None or not finder.callers_leave_train_mode(func):
                 continue
             call, model = found
+            if finder.mode_free(an.model_key(model)):
+                continue
             # Reported on the function's name: the function is what needs `model.eval()`.
             yield self.report(func.name, finder.message(func, call, model), finder.fix(func, model))
         reported: set[int] = set()
         for loop, call in finder.inline_evaluations():
+            if finder.mode_free(an.model_key(an.called_module(call))):
+                continue
             evaluation = finder.evaluation_statement(loop)
             if id(evaluation) not in reported:  # a validation loop inside nested training loops
                 reported.add(id(evaluation))
@@ -581,6 +645,51 @@ class _Finder:
         self.eval_calls = [m.call for m in an.mode_calls(ctx) if m.mode in ("eval", "either")]
         self.trained = self._trained_keys()
         self._sets_eval: dict[int, bool] = {}
+
+    def mode_free(self, key: str | None) -> bool:
+        """Every network that `key` is built as is a class of this file with no layer that
+        behaves differently in eval mode (no dropout, batch norm, recurrent or attention
+        layer, no `self.training`): `eval()` would change nothing."""
+        if key is None:
+            return False
+        classes = {cls.name.value: cls for cls in self.idx.nodes(cst.ClassDef)}
+        built = [
+            assign.value
+            for assign in self.idx.nodes(cst.Assign)
+            if any(an.model_key(t.target) == key for t in assign.targets)
+        ]
+        if not built:
+            return False
+        for value in built:
+            while isinstance(value, cst.Call) and an.method_name(value) in PLACEMENT:
+                value = an.receiver(value)  # type: ignore[assignment]
+            cls = classes.get(an.callee_name(value) or "") if isinstance(value, cst.Call) else None
+            if cls is None or not self._class_mode_free(cls, classes, frozenset()):
+                return False
+        return True
+
+    def _class_mode_free(self, cls: cst.ClassDef, classes: dict[str, cst.ClassDef], seen: frozenset[str]) -> bool:
+        if cls.name.value in seen:
+            return True
+        if MODE_DEPENDENT.search(self.ctx.module.code_for_node(cls)):
+            return False
+        seen = seen | {cls.name.value}
+        for base in cls.bases:
+            qualified = self.imps.qualify(base.value) or ""
+            local = classes.get(an.last_name(base.value) or "")
+            if local is not None:
+                if not self._class_mode_free(local, classes, seen):
+                    return False
+            elif qualified not in ("torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module"):
+                return False
+        for call in self.idx.within(cls, cst.Call):
+            local = classes.get(an.callee_name(call) or "")
+            if local is not None:
+                if not self._class_mode_free(local, classes, seen):
+                    return False
+            elif self.imps.is_imported(call.func) and not (self.imps.callee(call) or "").startswith("torch."):
+                return False  # a network from another module: its layers are unknown here
+        return True
 
     def _trained_keys(self) -> set[str]:
         """What training loops run with gradients, in their own body or the helpers they call."""

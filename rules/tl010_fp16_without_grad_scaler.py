@@ -231,6 +231,19 @@ class Fp16WithoutGradScaler(Rule):
     ]
 
     INVALID = [
+        # A repro named like a test that optimizes under float16 (pytorch/pytorch#115785).
+        """
+        import torch
+        def test_arctan2_grads(optim):
+            inp = torch.randn((2, 384, 384), requires_grad=True, device="cuda")
+            optim = optim(params=[inp], lr=1e-5)
+            for i in range(100):
+                optim.zero_grad()
+                with torch.autocast(device_type="cuda"):  # expect: TL010
+                    loss = torch.arctan2(inp[0], inp[1]).sum()
+                loss.backward()
+                optim.step()
+        """,
         """
         for x, y in loader:
             optimizer.zero_grad()
@@ -487,7 +500,13 @@ class _Amp:
     def _inference_only(self, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
         if an.in_grad_free_block(self.idx, node, self.imps, stop_at_function=False):
             return True
-        return isinstance(scope, cst.FunctionDef) and an.name_says_evaluation(scope.name.value)
+        # A function named like an evaluation that runs its own backward pass trains (a
+        # `test_*` repro script, pytorch/pytorch#115785).
+        return (
+            isinstance(scope, cst.FunctionDef)
+            and an.name_says_evaluation(scope.name.value)
+            and not any(self.idx.scope(backward) is scope for backward in self.train.backward)
+        )
 
     def _backward_follows(self, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
         """A backward pass of `scope` runs inside `node` or after it within the same iteration."""

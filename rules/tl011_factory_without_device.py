@@ -38,7 +38,15 @@ SCALAR_ARG_METHODS = frozenset(
     movedim""".split()
 )
 SHAPED = frozenset({"zeros", "ones", "empty", "full", "rand", "randn"})
+# Factories whose result is always one-dimensional.
+ONE_DIMENSIONAL = frozenset({"arange", "linspace", "logspace", "randperm"})
+# Reductions that, called without arguments, give a 0-dim tensor (which mixes with CUDA tensors).
+REDUCTIONS = frozenset("sum mean max min prod norm any all std var median amax amin".split())
+# Methods that keep a tensor's shape: an element of the result is still a scalar.
+ELEMENTWISE = frozenset("float long int half double bool clamp abs neg exp log sqrt".split())
 MAX_FLOW = 5
+# LightningModule hooks that Lightning runs on the module's device with the batch moved there.
+LIGHTNING_STEPS = frozenset({"training_step", "validation_step", "test_step", "predict_step"})
 
 
 class FactoryWithoutDevice(Rule):
@@ -46,9 +54,11 @@ class FactoryWithoutDevice(Rule):
     ## What it does
     Finds tensor factories (`torch.zeros`, `ones`, `empty`, `full`, `arange`, `rand`, `randn`,
     `randint`, `randperm`, `eye`, `tensor`, `linspace`, `logspace`) called without `device=`
-    inside an `nn.Module`'s `forward` (or a method that `forward` calls through `self`), in a
-    file that runs models on a device, when nothing moves the new tensor to the input's
-    device afterwards.
+    inside an `nn.Module`'s `forward` (or a method that `forward` calls through `self`), or
+    in a LightningModule's `training_step` / `validation_step` / `test_step` / `predict_step`,
+    in a file that runs models on a device (or defines a LightningModule, which the Trainer
+    places on its accelerator), when nothing moves the new tensor to the input's device
+    afterwards.
 
     ## Why is this bad?
     A factory without `device=` allocates on the CPU. The module works in CPU tests and
@@ -73,9 +83,13 @@ class FactoryWithoutDevice(Rule):
             return x + self.embedding(positions)
     ```
     or `x.new_zeros(...)`, `torch.zeros_like(x)`, or a buffer registered in `__init__`.
-    Zero-dimensional tensors (`torch.tensor(1.0)`) are not reported: PyTorch lets a 0-dim
-    CPU tensor take part in CUDA operations. Neither are tensors used only as indices
-    (`x[torch.arange(n)]`) or read back on the host (`torch.randint(...).item()`).
+    Zero-dimensional tensors (`torch.tensor(1.0)`, `torch.randint(a, b, (1,))[0]`, an element
+    of a one-dimensional factory, a `t.max()`) are not reported: PyTorch lets a 0-dim CPU
+    tensor take part in CUDA operations. Neither are tensors used only as indices
+    (`x[torch.arange(n)]`), as sizes of other factories, as CTC targets, or read back on the
+    host (`torch.randint(...).item()`); nor tensors kept on the host on purpose: created in a
+    branch chosen by the device (`if x.is_cuda:`), stored in a name that says so (`x_host`),
+    or computed by a helper whose result the caller moves. Test files are not checked.
 
     ## Fix safety
     The fix adds `device=x.device`, where `x` is `forward`'s first argument. It is unsafe:
@@ -95,7 +109,7 @@ class FactoryWithoutDevice(Rule):
     SEVERITY = Severity.WARNING
     TRIGGERS = (
         ("forward",),
-        ("cuda", "device"),
+        ("cuda", "device", "LightningModule"),
         ("zeros", "ones", "empty", "full", "arange", "rand", "eye", "tensor", "linspace", "logspace"),
     )
     CONFIRMED_BY = ("TL101",)
@@ -308,6 +322,155 @@ class FactoryWithoutDevice(Rule):
                 mask = torch.ones(x.size(1), x.size(1)).tril().bool().to(device=x.device)
                 return x.masked_fill(~mask, 0.0)
         """,
+        # A branch chosen by the input's device: each branch places its tensor (composer's
+        # gyro dropout).
+        """
+        import torch
+        from torch import nn
+        class GyroDropout(nn.Module):
+            def forward(self, x):
+                on_gpu = x.is_cuda
+                if on_gpu:
+                    self.masks = (torch.rand(self.sigma, x.shape[1]) > self.p).float().to("cuda")
+                else:
+                    self.masks = (torch.rand(self.sigma, x.shape[1]) > self.p).float()
+                return x * self.masks[: x.shape[0]]
+        """,
+        # Random sizes and bounds drawn on the host: 0-dim elements used as slice bounds and
+        # sizes, reductions to 0-dim, sizes of other factories (speechbrain's augmentations).
+        """
+        import torch
+        from torch import nn
+        class Warp(nn.Module):
+            def forward(self, spec, lengths):
+                c = torch.randint(self.window, spec.shape[2] - self.window, (1,))[0]
+                left = nn.functional.interpolate(spec[:, :, :c], (c + 1, spec.shape[3]))
+                change = 1.0 + torch.rand(2) * self.factor
+                spec = spec * change[0] + change[1]
+                drops = torch.randint(1, 4, size=(spec.size(0),))
+                for i in range(spec.size(0)):
+                    length = torch.randint(1, 10, size=(drops[i],))
+                    end = max(0, lengths[i] - length.max())
+                    noise = torch.rand(length[0], device=spec.device)
+                    spec[i, end : end + length[0]] = noise
+                return torch.cat([left, spec], dim=2)
+        device = "cuda"
+        """,
+        # Host-side work kept on the CPU on purpose, and a table built in one branch of a test
+        # and used only in the opposite branch of the same test (kornia's RANSAC).
+        """
+        import torch
+        from torch import nn
+        class Ransac(nn.Module):
+            def forward(self, kp1, kp2):
+                kp1_host = torch.zeros(len(kp1), 3)
+                kp1_host[:, :2] = kp1.cpu()
+                if self.essential:
+                    t1 = torch.eye(3, dtype=torch.float64)
+                else:
+                    t1 = self.normalizer(kp1_host)
+                model = self.fit(kp1, kp2)
+                if self.essential:
+                    model = model / model.norm()
+                else:
+                    model = model @ t1
+                return model
+        device = torch.device("cuda")
+        """,
+        # An uninitialized one-element placeholder that a kernel ignores (DeepSpeed's "no mask").
+        """
+        import torch
+        from torch import nn
+        class Attention(nn.Module):
+            def forward(self, qkv, mask=None):
+                no_masking = mask is None
+                if no_masking:
+                    mask = torch.empty(1)
+                return self.score_context(qkv, mask, no_masking=no_masking, bias=torch.empty(1))
+        model.cuda()
+        """,
+        # CTC losses take CPU targets and lengths (FastSpeech2's alignment loss).
+        """
+        import torch
+        from torch import nn
+        class ForwardSumLoss(nn.Module):
+            def forward(self, logprob, key_lens, query_lens):
+                total = 0.0
+                for b in range(logprob.shape[0]):
+                    target = torch.arange(1, key_lens[b] + 1).unsqueeze(0)
+                    total = total + self.ctc_loss(logprob[b], target, query_lens[b : b + 1], key_lens[b : b + 1])
+                return total
+        device = "cuda"
+        """,
+        # Computed on the CPU by a helper, and the result moved where it is used (LongT5's
+        # side bias).
+        """
+        import torch
+        from torch import nn
+        class Attention(nn.Module):
+            def side_bias(self, mask, segment_ids):
+                return torch.eq(mask[..., None], segment_ids[:, None, :])
+
+            def forward(self, hidden, scores, segment_ids, mask=None):
+                if mask is None:
+                    mask = torch.ones(hidden.shape[0], hidden.shape[1])
+                bias = self.side_bias(mask, segment_ids)
+                bias = bias.type(scores.dtype).to(scores.device)
+                return scores + bias
+        model.cuda()
+        """,
+        # A helper branch that forward's call never takes: `shape` is not passed (torchrl's
+        # consistent dropout, whose shape branch serves an environment primer).
+        """
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+        class ConsistentDropout(nn.Module):
+            def forward(self, x):
+                mask = self.make_mask(input=x)
+                return x * mask, mask
+
+            def make_mask(self, *, input=None, shape=None):
+                if input is not None:
+                    return F.dropout(torch.ones_like(input), self.p, self.training)
+                elif shape is not None:
+                    return F.dropout(torch.ones(shape), self.p, self.training)
+                raise RuntimeError("input or shape must be passed")
+        device = "cuda"
+        """,
+        # Indices written into a slice of an input-derived tensor are not device data
+        # (`out[i, start[j]:end[j]] = ...` binds no name), nor is a scaled arange moved later
+        # (fairseq's beam offsets).
+        """
+        import torch
+        from torch import nn
+        class Drop(nn.Module):
+            def forward(self, wav, tokens):
+                out = wav.clone()
+                start = torch.randint(0, 10, size=(4,))
+                length = torch.randint(1, 5, size=(4,))
+                end = start + length
+                for i in range(wav.size(0)):
+                    for j in range(4):
+                        out[i, start[j] : end[j]] = wav[i, start[j] : end[j]] * self.gain
+                offsets = (torch.arange(0, wav.size(0)) * self.beam).unsqueeze(1).type_as(tokens).to(wav.device)
+                return out + offsets
+        device = "cuda"
+        """,
+        # A LightningModule's step that places its noise (Lightning's GAN example) or uses
+        # `self.device`; `batch_idx` is a host integer.
+        """
+        import torch
+        import lightning as L
+        class GAN(L.LightningModule):
+            def training_step(self, batch, batch_idx):
+                imgs, _ = batch
+                z = torch.randn(imgs.shape[0], self.latent_dim)
+                z = z.type_as(imgs)
+                eps = torch.rand(imgs.shape[0], 1, 1, 1, device=self.device)
+                offset = torch.arange(4) + batch_idx
+                return self.loss(self(z), imgs * eps, offset.tolist())
+        """,
     ]
 
     INVALID = [
@@ -481,12 +644,56 @@ class FactoryWithoutDevice(Rule):
                 return feats * ys
         model = Grid().cuda()
         """,
+        # A default mask for a missing argument, built on the CPU (speechbrain's GlobalNorm).
+        """
+        import torch
+        from torch import nn
+        class Norm(nn.Module):
+            def forward(self, x, lengths=None):
+                if lengths is None:
+                    lengths = torch.ones(len(x))  # expect: TL011
+                mask = self.make_mask(x, lengths)
+                return x * mask
+
+            def make_mask(self, x, lengths):
+                positions = torch.arange(x.size(1), device=x.device)
+                return (positions[None] < lengths[:, None] * x.size(1)).unsqueeze(-1)
+        model.cuda()
+        """,
+        # A row of a 2-D table is still a tensor, not a scalar.
+        """
+        import torch
+        from torch import nn
+        class Jitter(nn.Module):
+            def forward(self, x):
+                noise = torch.randn(2, x.size(-1))  # expect: TL011
+                return x * noise[0] + noise[1]
+        device = "cuda"
+        """,
+        # A hidden state built in a LightningModule's training_step and fed to its own forward
+        # (Lightning-AI/pytorch-lightning#3738); Lightning places the module, not this tensor.
+        """
+        import torch
+        import pytorch_lightning as pl
+        class RNN(pl.LightningModule):
+            def forward(self, letter, hidden):
+                return self.rnn(self.embedding(letter), hidden)
+
+            def training_step(self, batch, batch_idx):
+                letters, targets = batch
+                hidden = torch.zeros(self.n_layers, letters.size(1), self.hidden_size)  # expect: TL011
+                output, hidden = self(letters, hidden)
+                return self.criterion(output, targets)
+        """,
     ]
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
-        if not _mentions_device(ctx) or _sets_default_device(ctx):
+        if _sets_default_device(ctx) or an.is_test_file(ctx):
             return
         finder = _Finder(ctx)
+        # A LightningModule is written to run on whatever accelerator the Trainer picks.
+        if not _mentions_device(ctx) and not finder.lightning_classes():
+            return
         seen: set[int] = set()
         for forward, methods in finder.forwards():
             for method in methods:
@@ -506,7 +713,10 @@ class FactoryWithoutDevice(Rule):
         where = f"`{owner.name.value}.{method.name.value}`" if owner is not None else f"`{method.name.value}`"
         scope = finder.idx.scope(call)
         first = finder.first_tensor_input(scope) if isinstance(scope, cst.FunctionDef) else None
-        suggestion = f"device={first}.device" if first else "device=<an input>.device"
+        if forward.name.value in LIGHTNING_STEPS:
+            first, suggestion = None, "device=self.device"
+        else:
+            suggestion = f"device={first}.device" if first else "device=<an input>.device"
         fix = None
         if first is not None and scope is forward:
             device = cst.Arg(
@@ -567,8 +777,13 @@ class _Finder:
         self.idx = an.index(ctx)
         self.imps = an.imports(ctx)
         self.funcs = an.functions(ctx)
+        self.bindings = an.bindings(ctx)
         self._modules: dict[str, bool] = {}
-        self._device_names: dict[int, set[str]] = {}
+        self._device_names: dict[tuple[int, str | None], set[str]] = {}
+        # Local names holding a one-dimensional factory result (scope id, name): an element is a scalar.
+        self._one_dimensional: set[tuple[int, str]] = set()
+        # The parameter of a helper that currently holds the CPU tensor being followed (function id -> name).
+        self._following: dict[int, str] = {}
         self._tensor_attrs: dict[str, set[str]] = {}
         self.classes = {cls.name.value: cls for cls in self.idx.nodes(cst.ClassDef)}
 
@@ -592,13 +807,30 @@ class _Finder:
         self._modules[name] = result
         return result
 
+    def lightning_classes(self) -> list[str]:
+        return [name for name in self.classes if self.is_lightning_class(name)]
+
+    def is_lightning_class(self, name: str, _seen: frozenset[str] = frozenset()) -> bool:
+        cls = self.classes.get(name)
+        if cls is None or name in _seen:
+            return False
+        return any(
+            (self.imps.qualify(base.value) or "").endswith("LightningModule")
+            or self.is_lightning_class(an.last_name(base.value) or "", _seen | {name})
+            for base in cls.bases
+        )
+
     def forwards(self) -> Iterator[tuple[cst.FunctionDef, list[cst.FunctionDef]]]:
-        """Each module class's `forward` with the methods it runs through `self`."""
+        """Each module class's `forward` (and a LightningModule's step hooks) with the methods
+        it runs through `self`."""
         for name, methods in self.funcs.methods.items():
-            forward = methods.get("forward")
-            if forward is None or not self.is_module_class(name):
+            if not self.is_module_class(name):
                 continue
-            yield forward, self._methods_run_by(forward)
+            roots = ["forward", *(LIGHTNING_STEPS if self.is_lightning_class(name) else ())]
+            for root in roots:
+                method = methods.get(root)
+                if method is not None:
+                    yield method, self._methods_run_by(method)
 
     def _methods_run_by(self, forward: cst.FunctionDef) -> list[cst.FunctionDef]:
         found: dict[int, cst.FunctionDef] = {id(forward): forward}
@@ -629,7 +861,33 @@ class _Finder:
             return False
         if any(arg.star for arg in call.args) or an.keyword(call, "device") or an.keyword(call, "out"):
             return False
-        return not _zero_dim_or_empty(call)
+        if _zero_dim_or_empty(call) or _placeholder(self.idx, call) or _scalar_element(self.idx, call):
+            return False
+        return not self._device_guarded(call)
+
+    def _device_guarded(self, call: cst.Call) -> bool:
+        """`if x.is_cuda: ... else: t = torch.rand(n)`: a branch chosen by the device, whose
+        author placed each tensor on purpose."""
+        scope = self.idx.scope(call)
+        for ancestor in self.idx.ancestors(call):
+            if ancestor is scope:
+                return False
+            if isinstance(ancestor, (cst.If, cst.IfExp)) and not self.idx.contains(ancestor.test, call):
+                if self._tests_device(ancestor.test, scope):
+                    return True
+        return False
+
+    def _tests_device(self, test: cst.BaseExpression, scope: cst.CSTNode) -> bool:
+        tests = [test]
+        for name in self.idx.within(test, cst.Name):
+            binding = self.bindings.before(scope, name.value, self.idx.order(test))
+            if binding is not None and binding.value is not None:
+                tests.append(binding.value)
+        names = (node.value for expr in tests for node in self.idx.within(expr, cst.Name))
+        strings = (an.string_text(node) for expr in tests for node in self.idx.within(expr, cst.SimpleString))
+        return any(name in ("is_cuda", "device", "is_cpu") for name in names) or any(
+            text in ("cuda", "cpu") for text in strings
+        )
 
     def reaches_device(self, call: cst.Call) -> bool:
         """The CPU tensor meets a tensor on the model's device and nothing moves it first."""
@@ -665,6 +923,8 @@ class _Finder:
             return Flow.NONE
         if isinstance(parent, cst.SubscriptElement):
             return Flow.NONE  # an index: PyTorch accepts CPU indices into CUDA tensors
+        if isinstance(parent, cst.Subscript) and parent.value is current and self._element_of_1d(parent, current):
+            return Flow.NONE  # `t[i]` of a 1-D tensor: a 0-dim scalar
         if isinstance(parent, (cst.If, cst.While, cst.IfExp, cst.Assert)) and parent.test is current:
             return Flow.NONE  # a host-side condition
         if isinstance(parent, cst.Call):
@@ -686,8 +946,8 @@ class _Finder:
             name = current.attr.value
             if name in MOVES and (name != "to" or not _dtype_only(call, self.imps)):
                 return Flow.MOVED
-            if name in HOST_READS or name in METADATA_CALLS:
-                return Flow.NONE
+            if name in HOST_READS or name in METADATA_CALLS or (name in REDUCTIONS and not call.args):
+                return Flow.NONE  # `t.max()`: a 0-dim tensor
             if name not in SCALAR_ARG_METHODS and any(self.on_device(arg.value, func) for arg in call.args):
                 return Flow.MIXED
             return None
@@ -702,9 +962,17 @@ class _Finder:
             return Flow.NONE
         if current.keyword is not None and current.keyword.value == "device":
             return Flow.NONE
+        if self.imps.callee(call) in FACTORIES:
+            return Flow.NONE  # a size or a bound of another factory: read on the host
+        if "ctc" in (an.callee_name(call) or "").lower():
+            return Flow.NONE  # CTC losses take CPU targets and lengths (cuDNN requires them)
         if self._calls_submodule(call, func):
             return Flow.MIXED  # `self.embedding(cpu)`
         passed = self._passed_to_local(call, current, depth)
+        if passed is Flow.MIXED and depth < MAX_FLOW and self._flow(call, depth + 1) is Flow.MOVED:
+            # The caller moves what the helper computed: the CPU work is deliberate, and the
+            # helper's own mixing was judged with the caller's devices (longt5's side bias).
+            return Flow.MOVED
         if passed in (Flow.MOVED, Flow.MIXED):
             return passed
         if isinstance(call.func, cst.Attribute) and self.on_device(call.func.value, func):
@@ -726,8 +994,14 @@ class _Finder:
         flows = []
         for target in self.funcs.resolve(call):
             param = _parameter_for(target, call, arg)
-            if param is not None:
+            if param is None or id(target) in self._following:
+                continue
+            # Inside the helper the parameter holds the CPU tensor, whatever its annotation says.
+            self._following[id(target)] = param
+            try:
                 flows.append(self._uses_flow(param, target, self.idx.order(target.body) - 1, depth + 1))
+            finally:
+                del self._following[id(target)]
         return _worst(flows)
 
     def _is_torch_op(self, call: cst.Call) -> bool:
@@ -744,7 +1018,15 @@ class _Finder:
             callee = callee.value
         if isinstance(callee, cst.Attribute) and an.dotted(callee.value) == "self":
             return not self.funcs.resolve(call) and callee.attr.value not in SELF_HELPERS
+        if isinstance(callee, cst.Name) and callee.value == "self":
+            return self._in_lightning_step(func)  # `self(x)`: the module's own forward
         return isinstance(callee, cst.Name) and callee.value in self._names_on_device(func)
+
+    def _in_lightning_step(self, func: cst.CSTNode) -> bool:
+        if not isinstance(func, cst.FunctionDef) or func.name.value not in LIGHTNING_STEPS:
+            return False
+        owner = self.funcs.enclosing_class(func)
+        return owner is not None and self.is_lightning_class(owner.name.value)
 
     def _stored(
         self,
@@ -778,16 +1060,37 @@ class _Finder:
                 # meets the model is that tensor's story.
                 continue
             name = _paired_name(self.idx, target, value, current)
-            if name is not None and depth < MAX_FLOW:
-                flows.append(self._uses_flow(name, self.idx.scope(statement), self.idx.end(statement), depth))
+            if name is None or depth >= MAX_FLOW or an.says_host(name):
+                continue  # `x_host = ...`: kept on the host on purpose
+            scope = self.idx.scope(statement)
+            if self._holds_1d(start) and _elementwise_path(self.idx, start, value):
+                self._one_dimensional.add((id(scope), name))
+            flows.append(self._uses_flow(name, scope, self.idx.end(statement), depth, statement))
         return _worst(flows)
 
-    def _uses_flow(self, name: str, scope: cst.CSTNode, after: int, depth: int) -> Flow:
-        """What the uses of `name` in `scope` after source position `after` do with it."""
+    def _holds_1d(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Call):
+            return _one_dimensional(node)
+        name = an.dotted(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        return name is not None and (id(self.idx.scope(node)), name) in self._one_dimensional
+
+    def _element_of_1d(self, subscript: cst.Subscript, current: cst.CSTNode) -> bool:
+        if not _scalar_index(subscript):
+            return False
+        name = an.dotted(current) if isinstance(current, (cst.Name, cst.Attribute)) else None
+        return name is not None and (id(self.idx.scope(subscript)), name) in self._one_dimensional
+
+    def _uses_flow(
+        self, name: str, scope: cst.CSTNode, after: int, depth: int, origin: cst.CSTNode | None = None
+    ) -> Flow:
+        """What the uses of `name` in `scope` after source position `after` do with it; uses in
+        another branch of an `if` than `origin` (the assignment) never see its value."""
         uses = [
             use
             for use in an.mentions(self.idx, scope, name)
-            if self.idx.order(use) > after and not isinstance(self.idx.parent(use), (cst.AssignTarget, cst.AnnAssign))
+            if self.idx.order(use) > after
+            and not isinstance(self.idx.parent(use), (cst.AssignTarget, cst.AnnAssign))
+            and (origin is None or not an.in_exclusive_branches(self.idx, origin, use))
         ]
         return _worst(self._flow(use, depth + 1) for use in uses)
 
@@ -799,7 +1102,11 @@ class _Finder:
             return Flow.RETURNED
         if not isinstance(method, cst.FunctionDef) or depth >= MAX_FLOW:
             return Flow.NONE
-        sites = [site for site in self.funcs.call_sites(method) if self._self_call(site)]
+        sites = [
+            site
+            for site in self.funcs.call_sites(method)
+            if self._self_call(site) and not _dead_branch(self.idx, method, site, statement)
+        ]
         return _worst(self._flow(site, depth + 1) for site in sites)
 
     # -- what lives on the model's device ---------------------------------------
@@ -837,7 +1144,8 @@ class _Finder:
         return False
 
     def _names_on_device(self, func: cst.CSTNode) -> set[str]:
-        key = id(func)
+        following = self._following.get(id(func))
+        key = (id(func), following)
         names = self._device_names.get(key)
         if names is not None:
             return names
@@ -845,7 +1153,7 @@ class _Finder:
         if not isinstance(func, cst.FunctionDef):
             return names
         for param in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params):
-            if self._param_on_device(func, param):
+            if param.name.value != following and self._param_on_device(func, param):
                 names.add(param.name.value)
         bindings = self.idx.within(func, cst.Assign, cst.AnnAssign, cst.For, cst.WithItem)
         for _ in range(2):  # twice: loops use names bound further down
@@ -860,7 +1168,8 @@ class _Finder:
                 else:
                     targets = [node.target]
                 for target in targets:
-                    names.update(n.value for n in self.idx.within(target, cst.Name))
+                    # `x[i] = ...` and `self.x = ...` bind no local name (`i` is only read).
+                    names.update(n.value for n in an.target_names(target))
         return names
 
     def _param_on_device(self, func: cst.FunctionDef, param: cst.Param) -> bool:
@@ -876,6 +1185,9 @@ class _Finder:
             return False
         if func.name.value == "forward":
             return True
+        if self._in_lightning_step(func):
+            # The batch, which Lightning moved; not `batch_idx` or `dataloader_idx`.
+            return name == next(iter(_call_params(func)), None)
         for site in self.funcs.call_sites(func):
             if not self._self_call(site):
                 continue
@@ -1006,3 +1318,140 @@ def _dtype_only(call: cst.Call, imps: an.Imports) -> bool:
         if not is_dtype:
             return False
     return True
+
+
+def _sizes(call: cst.Call) -> list[cst.BaseExpression] | None:
+    """The sizes a shaped factory was given, when the code spells them out."""
+    short = an.last_name(call.func)
+    size_kw = an.keyword(call, "size")
+    args = an.positional(call)
+    if size_kw is not None:
+        shape = size_kw.value
+    elif short == "randint":
+        shape = args[-1].value if args else None
+    elif short == "full":
+        shape = args[0].value if args else None
+    elif short in SHAPED and args:
+        shape = args[0].value
+        if len(args) > 1 or _int_like(shape):
+            return [a.value for a in args]
+    else:
+        return None
+    if isinstance(shape, (cst.Tuple, cst.List)):
+        return [e.value for e in shape.elements]
+    return None
+
+
+def _int_like(expr: cst.BaseExpression) -> bool:
+    """`3`, `n + 1`, `x.size(0)`, `x.shape[1]`, `len(xs)`, `batch_size`: one size, not a shape."""
+    if isinstance(expr, cst.Name):
+        return not expr.value.lower().endswith(("shape", "sizes", "dims", "size_"))
+    if isinstance(expr, cst.Call):
+        return (an.method_name(expr) == "size" and bool(expr.args)) or an.callee_name(expr) in ("len", "int")
+    return isinstance(expr, (cst.Integer, cst.BinaryOperation, cst.UnaryOperation, cst.Subscript))
+
+
+def _one_dimensional(call: cst.Call) -> bool:
+    """`torch.arange(n)`, `torch.rand(2)`, `torch.randint(a, b, (1,))`, `torch.tensor([a, b])`."""
+    short = an.last_name(call.func)
+    if short in ONE_DIMENSIONAL:
+        return True
+    if short == "tensor":
+        data = an.positional(call)[0].value if an.positional(call) else None
+        return isinstance(data, (cst.List, cst.Tuple)) and not any(
+            isinstance(e.value, (cst.List, cst.Tuple, cst.ListComp)) for e in data.elements
+        )
+    sizes = _sizes(call)
+    return sizes is not None and len(sizes) == 1 and _int_like(sizes[0])
+
+
+def _scalar_index(subscript: cst.Subscript) -> bool:
+    """`t[0]`, `t[i]`: one plain index (no slice, no tuple, no `None`)."""
+    if len(subscript.slice) != 1:
+        return False
+    index = subscript.slice[0].slice
+    if not isinstance(index, cst.Index):
+        return False
+    value = index.value
+    if isinstance(value, cst.Name):
+        return value.value not in ("None", "Ellipsis")
+    return isinstance(value, (cst.Integer, cst.UnaryOperation))
+
+
+def _scalar_element(idx: an.Index, call: cst.Call) -> bool:
+    """`torch.randint(a, b, (1,))[0]`: a 0-dim element of a one-dimensional factory."""
+    parent = idx.parent(call)
+    indexed = isinstance(parent, cst.Subscript) and parent.value is call and _scalar_index(parent)
+    return indexed and _one_dimensional(call)
+
+
+def _elementwise_path(idx: an.Index, start: cst.CSTNode, value: cst.CSTNode) -> bool:
+    """Between `start` and the stored `value`, only arithmetic and shape-keeping methods."""
+    current = start
+    while current is not value:
+        parent = idx.parent(current)
+        if parent is None:
+            return False
+        if isinstance(parent, cst.Call):
+            if parent.func is not current:
+                return False
+        elif isinstance(parent, cst.Attribute):
+            call = idx.parent(parent)
+            if not (isinstance(call, cst.Call) and call.func is parent and parent.attr.value in ELEMENTWISE):
+                return False
+        elif not isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
+            return False
+        current = parent
+    return True
+
+
+def _placeholder(idx: an.Index, call: cst.Call) -> bool:
+    """`torch.empty(1)` used as it is: uninitialized memory, so only a placeholder that a
+    kernel ignores (DeepSpeed passes one for "no mask")."""
+    if an.last_name(call.func) != "empty":
+        return False
+    sizes = _sizes(call)
+    if sizes is None or not all(isinstance(size, cst.Integer) for size in sizes):
+        return False
+    numel = 1
+    for size in sizes:
+        assert isinstance(size, cst.Integer)
+        numel *= int(size.evaluated_value)
+    parent = idx.parent(call)
+    return numel <= 1 and not (isinstance(parent, cst.Attribute) and parent.value is call)
+
+
+def _dead_branch(idx: an.Index, method: cst.FunctionDef, site: cst.Call, node: cst.CSTNode) -> bool:
+    """`node` runs only under `if shape is not None:` (or `if shape:`) where `shape` defaults
+    to None and `site` does not pass it: that call never reaches `node`."""
+    for ancestor in idx.ancestors(node):
+        if ancestor is method:
+            return False
+        if not isinstance(ancestor, cst.If) or not idx.contains(ancestor.body, node):
+            continue
+        name = _tested_not_none(ancestor.test)
+        param = next((p for p in method.params.params + method.params.kwonly_params if p.name.value == name), None)
+        if (
+            param is not None
+            and isinstance(param.default, cst.Name)
+            and param.default.value == "None"
+            and _argument_for(method, site, param.name.value) is None
+        ):
+            return True
+    return False
+
+
+def _tested_not_none(test: cst.BaseExpression) -> str | None:
+    """`x` for `x is not None` or a bare `x`."""
+    if isinstance(test, cst.Name):
+        return test.value
+    if (
+        isinstance(test, cst.Comparison)
+        and isinstance(test.left, cst.Name)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.IsNot)
+        and isinstance(test.comparisons[0].comparator, cst.Name)
+        and test.comparisons[0].comparator.value == "None"
+    ):
+        return test.left.value
+    return None

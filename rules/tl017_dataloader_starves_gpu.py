@@ -13,12 +13,17 @@ LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader
 NUM_WORKERS_POSITION = 5
 PIN_MEMORY_POSITION = 7
 MAX_DEPTH = 3
+# Names that say a loader serves tokenized text: indexing token ids and padding them costs
+# little next to a language model's forward pass, and such pipelines run without workers on
+# purpose (torchtune's recipes). Padding alone says nothing: audio and detection pipelines
+# pad too, and decode in their workers.
+TEXT_WORDS = frozenset("tokenizer tokenized tokenize tokens encoded collator".split())
 
 
 class DataloaderStarvesGpu(Rule):
     """
     ## What it does
-    Finds a `DataLoader` in a file that trains or runs models on CUDA and loads in the main
+    Finds a `DataLoader` in a file that trains models on CUDA and loads in the main
     process (`num_workers` unset or `0`), or that copies batches with `non_blocking=True`
     from a loader without `pin_memory=True`. One finding per `DataLoader`, naming what is
     missing.
@@ -43,7 +48,11 @@ class DataloaderStarvesGpu(Rule):
         x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
     ```
     Loaders over tensors that already live on the GPU are not reported, nor are loaders
-    whose arguments come from `**kwargs`.
+    whose arguments come from `**kwargs`. Only files with a training loop (a backward pass)
+    are checked: evaluation scripts and offline data tools are not, nor are test files.
+    Loaders of tokenized text (a dataset built with a tokenizer, a Hugging Face data
+    collator) are not reported either: indexing token ids and padding them costs little next
+    to a language model's step.
 
     ## Fix safety
     When only pinning is missing, the fix adds `pin_memory=True`; it is unsafe: pinning fails
@@ -180,6 +189,46 @@ class DataloaderStarvesGpu(Rule):
         for batch in dl:
             model(batch.float().cuda()).sum().backward()
         """,
+        # Evaluation or offline analysis without a training loop (fairseq's evaluation scripts,
+        # DeepSpeed's data analyzer).
+        """
+        import torch
+        from torch.utils.data import DataLoader
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        test_loader = DataLoader(test_set, batch_size=256, collate_fn=test_set.collater)
+        with torch.no_grad():
+            for x, _ in test_loader:
+                preds.append(model(x.to(device)).argmax(1))
+        """,
+        # Tokenized text: a tokenizer-built dataset with a padding collate function
+        # (torchtune's recipes), or a Hugging Face data collator.
+        """
+        import torch
+        from functools import partial
+        from torch.utils.data import DataLoader, DistributedSampler
+        class Recipe:
+            def setup_data(self, cfg, batch_size):
+                ds = instantiate(cfg.dataset, tokenizer=self._tokenizer)
+                sampler = DistributedSampler(ds, num_replicas=self.world_size, rank=self.rank)
+                collate = partial(padded_collate_sft, padding_idx=0)
+                return DataLoader(ds, batch_size=batch_size, sampler=sampler, collate_fn=collate)
+
+            def train(self):
+                for batch in self._dataloader:
+                    batch = {k: v.to(self._device) for k, v in batch.items()}
+                    self._loss_fn(self._model(**batch)).backward()
+        device = torch.device("cuda")
+        """,
+        """
+        import torch
+        from torch.utils.data import DataLoader
+        from transformers import DataCollatorWithPadding
+        collator = DataCollatorWithPadding(tokenizer)
+        train_dataloader = DataLoader(train_dataset, shuffle=True, collate_fn=collator, batch_size=8)
+        model.to("cuda")
+        for batch in train_dataloader:
+            model(**{k: v.cuda() for k, v in batch.items()}).loss.backward()
+        """,
         # Everything passed positionally.
         """
         import torch
@@ -219,6 +268,7 @@ class DataloaderStarvesGpu(Rule):
         for images, labels in train_loader:
             images, labels = images.to(device), labels.to(device)
             outputs = model(images)
+            criterion(outputs, labels).backward()
         """,
         # A multi-line call with a trailing comma keeps its layout when fixed.
         Example(
@@ -293,12 +343,15 @@ class DataloaderStarvesGpu(Rule):
         for xb, yb in loader:
             loss_fn(model(xb.to("cuda")), yb.to("cuda")).backward()
         """,
-        # Inference on the GPU counts too.
+        # A loader imported under its full module path, next to an evaluation loader.
         """
         import torch
         from torch.utils.data.dataloader import DataLoader
         device = "cuda" if torch.cuda.is_available() else "cpu"
+        train_loader = DataLoader(train_set, batch_size=256, shuffle=True)  # expect: TL017
         test_loader = DataLoader(test_set, batch_size=256)  # expect: TL017
+        for x, y in train_loader:
+            criterion(model(x.to(device)), y.to(device)).backward()
         with torch.no_grad():
             for x, _ in test_loader:
                 preds.append(model(x.to(device)).argmax(1))
@@ -315,20 +368,35 @@ class DataloaderStarvesGpu(Rule):
             loss = criterion(model(x.cuda()), y.cuda())
             loss.backward()
         """,
+        # Padding audio is no sign of tokenized text: decoding wants workers.
+        """
+        import torch
+        from torch.utils.data import DataLoader
+        loader = DataLoader(AudioDataset(files), batch_size=16, collate_fn=pad_collate)  # expect: TL017
+        for waves, labels in loader:
+            criterion(model(waves.cuda()), labels.cuda()).backward()
+        """,
     ]
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
-        if not an.uses_cuda(ctx):
+        # Only a training loop makes a slow loader cost GPU time worth a finding; a test's
+        # loaders are small on purpose.
+        if not an.uses_cuda(ctx) or an.is_test_file(ctx) or not an.training(ctx).backward:
             return
         idx = an.index(ctx)
         loaders = an.calls_to(ctx, LOADERS, frozenset({"DataLoader"}))
-        if not loaders or not (an.training(ctx).backward or _moves_in_loop(idx)):
+        if not loaders:
             return
         gpu = _GpuData(idx, an.functions(ctx))
         asynchronous = _copies_asynchronously(idx)
         for call in loaders:
             dataset = _dataset(call)
-            if any(arg.star for arg in call.args) or _in_memory(dataset) or gpu.holds_gpu_tensors(dataset):
+            if (
+                any(arg.star for arg in call.args)
+                or _in_memory(dataset)
+                or gpu.holds_gpu_tensors(dataset)
+                or gpu.serves_text(call)
+            ):
                 continue
             workers = _setting(call, "num_workers", NUM_WORKERS_POSITION)
             pinned = _setting(call, "pin_memory", PIN_MEMORY_POSITION)
@@ -370,15 +438,6 @@ def _in_memory(dataset: cst.BaseExpression | None) -> bool:
     if isinstance(dataset, (cst.List, cst.Tuple, cst.ListComp)):
         return True
     return isinstance(dataset, cst.Call) and an.callee_name(dataset) in ("range", "list", "tuple")
-
-
-def _moves_in_loop(idx: an.Index) -> bool:
-    """Some loop in the file moves values to a device: a loader's batches, as far as we can tell."""
-    return any(
-        an.method_name(call) in ("cuda", "to")
-        for loop in idx.nodes(cst.For)
-        for call in idx.within(loop.body, cst.Call)
-    )
 
 
 def _message(no_workers: bool, no_pinning: bool, workers_unset: bool) -> str:
@@ -451,6 +510,23 @@ class _GpuData:
             name = an.dotted(node)
             if name and any(self.holds_gpu_tensors(v, depth + 1) for v in self.assigned.get(name, [])):
                 return True
+        return False
+
+
+    def serves_text(self, loader: cst.Call) -> bool:
+        """The loader's dataset or collate function, or what they were built from, names a
+        tokenizer or a padding collator."""
+        pending: list[tuple[cst.BaseExpression, int]] = [(arg.value, 0) for arg in loader.args]
+        while pending:
+            expr, depth = pending.pop()
+            for node in self.idx.within(expr, cst.Name, cst.Attribute):
+                name = an.dotted(node) if isinstance(node, cst.Attribute) else node.value
+                if name is None:
+                    continue
+                if any(t in TEXT_WORDS for t in an.name_tokens(name.rpartition(".")[2])):
+                    return True
+                if depth < MAX_DEPTH:
+                    pending.extend((value, depth + 1) for value in self.assigned.get(name, []))
         return False
 
 
