@@ -86,15 +86,29 @@ def _child_fields(node_type: type) -> tuple[str, ...]:
     return fields
 
 
+# LibCST's node classes are ABCs: `isinstance(value, cst.CSTNode)` goes through
+# `ABCMeta.__instancecheck__`, ten times the cost of this dict lookup, and the walks
+# below make it for every field of every node.
+_is_node_type: dict[type, bool] = {}
+
+
+def _node_type(kind: type) -> bool:
+    known = _is_node_type.get(kind)
+    if known is None:
+        known = _is_node_type[kind] = issubclass(kind, cst.CSTNode)
+    return known
+
+
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """Code-bearing children in source order (cheaper than `node.children`)."""
     out: list[cst.CSTNode] = []
     for name in _child_fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        kind = type(value)
+        if kind is tuple or kind is list:
+            out.extend([v for v in value if _node_type(type(v))])
+        elif _node_type(kind):
             out.append(value)
-        elif type(value) is tuple or type(value) is list:
-            out.extend(v for v in value if isinstance(v, cst.CSTNode))
     return out
 
 
@@ -736,7 +750,9 @@ class Step:
     loops: tuple[cst.For | cst.While, ...]
 
 
-_NOT_INLINE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+# Exact types, compared with `type(node) in ...`: cheaper than `isinstance` on LibCST's
+# ABC classes, and LibCST's concrete node classes have no subclasses.
+_NOT_INLINE = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 
 
 def execution_order(scope: cst.CSTNode) -> list[Step]:
@@ -754,20 +770,19 @@ def execution_order(scope: cst.CSTNode) -> list[Step]:
     stack: list[tuple[cst.CSTNode, tuple[cst.For | cst.While, ...], bool]] = [(r, (), False) for r in reversed(roots)]
     while stack:
         node, loops, expanded = stack.pop()
+        kind = type(node)
         if expanded:
-            if isinstance(node, cst.Call) or (
-                isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply)
-            ):
+            if kind is cst.Call or (kind is cst.BinaryOperation and type(node.operator) is cst.MatrixMultiply):  # type: ignore[attr-defined]
                 out.append(Step(node, loops))
             continue
         stack.append((node, loops, True))
         for child in reversed(children(node)):
-            if isinstance(child, _NOT_INLINE):
+            if type(child) in _NOT_INLINE:
                 continue
             inner = loops
-            if (isinstance(node, cst.For) and child is node.body) or (
-                isinstance(node, cst.While) and child in (node.body, node.test)
+            if (kind is cst.For and child is node.body) or (  # type: ignore[attr-defined]
+                kind is cst.While and child in (node.body, node.test)  # type: ignore[attr-defined]
             ):
-                inner = (*loops, node)
+                inner = (*loops, node)  # type: ignore[arg-type]
             stack.append((child, inner, False))
     return out
