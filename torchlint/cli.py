@@ -67,6 +67,12 @@ def main() -> None:
 @click.option("--statistics", is_flag=True, help="Show how many findings each rule produced.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only: no source lines, no summary.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: the CPU count).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache (.torchlint_cache/).")
+@click.option(
+    "--changed-since",
+    metavar="REF",
+    help="Check only files changed since git revision REF: commits, staged and unstaged edits, untracked files.",
+)
 @config_options
 def check(
     paths: tuple[str, ...],
@@ -78,14 +84,17 @@ def check(
     statistics: bool,
     quiet: bool,
     jobs: int | None,
+    no_cache: bool,
+    changed_since: str | None,
     config_file: str | None,
     isolated: bool,
 ) -> None:
     """Check PATHS (default: the current folder) for PyTorch training bugs."""
     from torchlint import api
+    from torchlint.cache import cache_dir
+    from torchlint.changes import ChangesError
+    from torchlint.registry import RuleMetas
     from torchlint.report import ReportContext, formats, render
-    from torchlint.registry import all_rules
-    from torchlint.rule import RuleMeta
     from torchlint.sources import read_lines
 
     if output_format not in formats():
@@ -94,14 +103,22 @@ def check(
     try:
         config = resolve_config(config_file, isolated, targets)
         config = config.with_overrides(select=split_codes(select), ignore=split_codes(ignore))
-        result = api.check_paths(targets, config, jobs=jobs)
-    except ConfigError as exc:
+        cwd = Path.cwd()
+        result = api.check_paths(
+            targets,
+            config,
+            cwd=cwd,
+            jobs=jobs,
+            cache_dir=None if no_cache else cache_dir(config, cwd),
+            changed_since=changed_since,
+        )
+    except (ConfigError, ChangesError) as exc:
         fail(str(exc))
     except MissingPathError as exc:
         fail(f"no such file or folder: {', '.join(exc.paths)}")
     context = ReportContext(
         files_checked=result.files_checked,
-        rules=tuple(RuleMeta.of(rule) for rule in all_rules()),
+        rules=RuleMetas(),
         show_source=not quiet and output is None,
         show_summary=not quiet,
         statistics=statistics,
@@ -121,6 +138,24 @@ def check(
     if result.internal_errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if result.findings and not exit_zero else EXIT_CLEAN)
+
+
+@main.command()
+@config_options
+def clean(config_file: str | None, isolated: bool) -> None:
+    """Remove the result cache: .torchlint_cache/ next to the configuration file, else here."""
+    from torchlint.cache import CACHE_DIR_NAME
+    from torchlint.cache import clean as remove_cache
+    from torchlint.config import find_config_file
+
+    cwd = Path.cwd()
+    found = None if isolated else Path(config_file) if config_file else find_config_file(cwd)
+    folder = (found.resolve().parent if found else cwd) / CACHE_DIR_NAME
+    try:
+        removed = remove_cache(folder)
+    except OSError as exc:
+        fail(f"cannot remove {folder}: {exc.strerror or exc}")
+    click.echo(f"removed {folder}" if removed else f"no cache at {folder}")
 
 
 @main.command("rules")
