@@ -291,13 +291,22 @@ def test_real_code_bases(corpus: str, monkeypatch: pytest.MonkeyPatch) -> None:
     result = api.check_paths([str(root)], Config(), jobs=os.cpu_count())
     internal = [f"{f.filename}: {f.message}" for f in result.internal_errors]
     assert not internal, "\n".join(internal[:20])
-    unparsable = {f.filename for f in result.findings if f.code == "TL000"}
-    wrongly = sorted(name for name in unparsable if _cpython_parses_file(Path(name)))
-    assert not wrongly, wrongly[:20]
+    unparsable = {f.filename: f.message for f in result.findings if f.code == "TL000"}
+    libcst_gaps = {name for name in unparsable if _cpython_parses_file(Path(name))}
+    # Where CPython parses what LibCST's parser does not, the finding must say so, and it
+    # must be one of LibCST's known gaps: `(name): annotation` targets.
+    assert all("LibCST cannot parse" in unparsable[name] for name in libcst_gaps)
+    assert {Path(name).relative_to(root).as_posix() for name in libcst_gaps} <= KNOWN_LIBCST_GAPS
     print(
         f"\n{corpus}: {result.files_checked} files, {len(result.findings)} findings, "
-        f"{len(unparsable)} files CPython cannot parse either"
+        f"{len(unparsable) - len(libcst_gaps)} files that CPython cannot parse either, "
+        f"{len(libcst_gaps)} that only LibCST cannot parse"
     )
+
+
+# Files of the standard library in valid Python that LibCST's parser rejects: both
+# annotate a parenthesized name, `(x): int = 1`.
+KNOWN_LIBCST_GAPS = {"test/test_grammar.py", "test/typinganndata/ann_module.py"}
 
 
 def _cpython_parses_file(path: Path) -> bool:

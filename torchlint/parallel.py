@@ -21,7 +21,7 @@ from collections import deque
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
-from typing import Callable, Generic, Sequence, TypeVar, Union
+from typing import Callable, Generic, Mapping, Sequence, TypeVar, Union
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -86,7 +86,7 @@ class _Worker(Generic[T]):
     batch: Batch[T]
     isolated: bool = False
 
-    def unfinished(self, results: dict[int, object]) -> Batch[T]:
+    def unfinished(self, results: Mapping[int, object]) -> Batch[T]:
         return [(index, task) for index, task in self.batch if index not in results]
 
 
@@ -180,7 +180,7 @@ class _Pool(Generic[T, R]):
         for worker in self.workers:
             by_handle[worker.conn] = worker
             by_handle[worker.process.sentinel] = worker
-        for handle in wait(list(by_handle)):
+        for handle in wait([w.conn for w in self.workers] + [w.process.sentinel for w in self.workers]):
             worker = by_handle[handle]
             if worker in self.workers:
                 self._drain(worker)
