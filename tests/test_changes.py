@@ -97,7 +97,7 @@ def test_unknown_revision(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for ref in ("no-such-branch", "--output=x"):
         result = CliRunner().invoke(main, ["check", "--changed-since", ref, "."])
         assert result.exit_code == 2
-        assert f"unknown git revision {ref!r}" in result.stderr
+        assert f"unknown git revision {ref!r}" in result.output
         assert "Traceback" not in result.output
     assert not (repo / "x").exists()
 
@@ -108,6 +108,6 @@ def test_outside_a_git_work_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["check", "--changed-since", "main", "."])
     assert result.exit_code == 2
-    assert "needs a git work tree" in result.stderr
+    assert "needs a git work tree" in result.output
     with pytest.raises(ChangesError):
         changed_files("main", tmp_path)

@@ -10,6 +10,7 @@ import faulthandler
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -99,6 +100,29 @@ def test_an_exception_in_the_work_function_is_reported_for_that_task() -> None:
 def test_workers_retire_after_heavy_tasks() -> None:
     weights = [1] * 30
     weights[0] = weights[1] = 100
-    pids = run_tasks(list(range(30)), WorkerSetup(worker_pid, retire_after_weight=100), jobs=2, weights=weights)
-    # The two heavy tasks run first, each in a worker that is then replaced.
+    pids = run_tasks(list(range(30)), WorkerSetup(worker_pid, heavy_weight=100), jobs=2, weights=weights)
+    # Each heavy task runs in a worker of its own, which is then replaced.
+    assert pids[0] != pids[1]
     assert pids[0] not in pids[2:] and pids[1] not in pids[2:]
+
+
+def heavy_overlap(task: tuple[int, str]) -> int:
+    """Sleeps on heavy tasks, and counts how many ran at the same time (via a folder)."""
+    n, folder = task
+    if n < 3:
+        mine = Path(folder) / f"{n}"
+        mine.touch()
+        time.sleep(0.3)
+        running = len(list(Path(folder).iterdir()))
+        mine.unlink()
+        return running
+    return 0
+
+
+def test_heavy_tasks_run_one_at_a_time(tmp_path: Path) -> None:
+    weights = [100, 100, 100] + [1] * 40
+    results = run_tasks(
+        [(n, str(tmp_path)) for n in range(43)], WorkerSetup(heavy_overlap, heavy_weight=100), jobs=3, weights=weights
+    )
+    assert results[:3] == [1, 1, 1]
+    assert results[3:] == [0] * 40

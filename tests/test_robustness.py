@@ -223,9 +223,9 @@ def test_a_rule_that_raises(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, add
     (tmp_path / "other.py").write_text(LOOP.format("pass"))
     add_rules(exploding_rule())
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(main, ["check", "--no-cache", "--format", "json", "."])
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--format", "json", "-o", "report.json", "."])
     assert result.exit_code == 2
-    findings = json.loads(result.stdout)
+    findings = json.loads((tmp_path / "report.json").read_text())
     assert sorted((f["filename"], f["code"]) for f in findings) == [
         ("other.py", "TL001"),
         ("train.py", "TL001"),  # the other rules' findings for the file are kept
@@ -234,7 +234,7 @@ def test_a_rule_that_raises(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, add
     (internal,) = [f for f in findings if f["code"] == "TL999"]
     assert "TL990" in internal["message"] and "ValueError: boom" in internal["message"]
     assert "\n" not in internal["message"]
-    assert "internal error in train.py" in result.stderr
+    assert "internal error in train.py" in result.output
 
 
 def test_a_file_that_kills_its_worker(tmp_path: Path) -> None:

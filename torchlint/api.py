@@ -23,9 +23,9 @@ from torchlint.sources import Unreadable, decode, read_bytes
 # Below this much source to check, a process pool costs more than it saves (the
 # pre-commit case: a few files, checked in the main process).
 POOL_MIN_BYTES = 256 * 1024
-# A worker that has checked a file this big is replaced, handing the memory its syntax
-# tree took (about 10 KB per line) back to the system.
-RETIRE_WORKER_BYTES = 1024 * 1024
+# Files this big (their syntax trees take about 500 bytes of memory per byte of source,
+# some 130 MB here) are checked one at a time, each by a worker that is then replaced.
+HEAVY_FILE_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -194,17 +194,25 @@ def _check_tasks(tasks: list[FileTask], config: Config, jobs: int, digests: bool
     _init_worker(config, digests)
     sizes = [_size(task.path) for task in tasks] if jobs > 1 and len(tasks) > 1 else []
     if sum(sizes) < POOL_MIN_BYTES:
-        return [_check_task(task) for task in tasks]
+        return [_check_task_in_process(task) for task in tasks]
     from torchlint.parallel import Crash, WorkerSetup, run_tasks
 
     setup = WorkerSetup(
-        work=_check_task, initialize=_init_worker, args=(config, digests), retire_after_weight=RETIRE_WORKER_BYTES
+        work=_check_task, initialize=_init_worker, args=(config, digests), heavy_weight=HEAVY_FILE_BYTES
     )
     results = run_tasks(tasks, setup, jobs, weights=sizes)
     return [
         FileOutcome([_crash(task.name, result.reason)]) if isinstance(result, Crash) else result
         for task, result in zip(tasks, results)
     ]
+
+
+def _check_task_in_process(task: FileTask) -> FileOutcome:
+    try:
+        return _check_task(task)
+    except Exception as exc:  # as in a worker: this file is lost, the run is not
+        first_line = next(iter(str(exc).splitlines()), "")
+        return FileOutcome([_crash(task.name, f"{type(exc).__name__}: {first_line}")])
 
 
 def _size(path: Path) -> int:
@@ -224,9 +232,6 @@ def _crash(name: str, reason: str) -> Finding:
         end_column=1,
         code=INTERNAL_ERROR_CODE,
         name=INTERNAL_ERROR_NAME,
-        message=(
-            f"checking this file made torchlint's worker process fail ({reason}), also when "
-            "retried alone; the file was skipped, please report this"
-        ),
+        message=f"torchlint could not check this file: {reason}; please report this",
         severity=Severity.ERROR,
     )

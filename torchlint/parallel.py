@@ -9,7 +9,9 @@ Only a task that kills that worker too is given up, as a `Crash`.
 
 Tasks go out biggest first (by the caller's weights) in batches of similar total weight,
 so that one large file cannot end the run alone on one core; results come back in task
-order whatever order the workers finish in.
+order whatever order the workers finish in. Heavy tasks (a huge file's syntax tree can
+take hundreds of megabytes) run one at a time, each in a worker that is replaced after
+it, so that memory peaks do not add up across workers and are handed back at once.
 """
 
 from __future__ import annotations
@@ -48,10 +50,10 @@ class WorkerSetup(Generic[T, R]):
     work: Callable[[T], R]
     initialize: Callable[..., None] | None = None
     args: tuple[object, ...] = ()
-    # A worker that has just run a task at least this heavy is replaced by a fresh one,
-    # so that the memory a huge file needed goes back to the system instead of staying
-    # with a process that goes on with small files.
-    retire_after_weight: int | None = None
+    # Tasks at least this heavy run one at a time, and the worker that ran one is then
+    # replaced, so that the memory it needed goes back to the system instead of staying
+    # with a process that goes on with small tasks.
+    heavy_weight: int | None = None
 
 
 Batch = list[tuple[int, T]]
@@ -128,7 +130,7 @@ def _death_reason(process: BaseProcess) -> str:
             return f"killed by signal {signal.Signals(-code).name}"
         except ValueError:
             return f"killed by signal {-code}"
-    return f"exited with status {code}"
+    return f"exit status {code}"
 
 
 class _Pool(Generic[T, R]):
@@ -148,7 +150,7 @@ class _Pool(Generic[T, R]):
     def run(self) -> list[Union[R, Crash]]:
         try:
             while self.queue or self.suspects or self.workers:
-                self._start_workers()
+                self._dispatch()
                 self._serve()
         finally:
             for worker in self.workers:
@@ -156,9 +158,34 @@ class _Pool(Generic[T, R]):
                 worker.process.join()
         return [self.results[i] for i in range(len(self.tasks))]
 
-    def _start_workers(self) -> None:
-        while self.queue and len(self.workers) < self.jobs:
-            self._start(self.queue.popleft(), isolated=False)
+    def _heavy(self, batch: Batch[T]) -> bool:
+        limit = self.setup.heavy_weight
+        return limit is not None and any(self.weights[index] >= limit for index, _ in batch)
+
+    def _next_batch(self) -> Batch[T] | None:
+        """The first queued batch that may start now: not a heavy one while another runs."""
+        heavy_running = any(self._heavy(worker.batch) for worker in self.workers)
+        for position, batch in enumerate(self.queue):
+            if not (heavy_running and self._heavy(batch)):
+                del self.queue[position]
+                return batch
+        return None
+
+    def _dispatch(self) -> None:
+        """Give idle workers a batch (or stop them when none is left), start workers while
+        there is work for them, and once all else is done, retry one suspect alone."""
+        for worker in [w for w in self.workers if not w.batch]:
+            batch = self._next_batch()
+            if batch is not None:
+                self._send(worker, batch)
+            elif not self.queue:
+                self._stop(worker)
+            # else it waits until the heavy batch ahead of the queue may start
+        while len(self.workers) < self.jobs:
+            batch = self._next_batch()
+            if batch is None:
+                break
+            self._start(batch, isolated=False)
         if not self.queue and not self.workers and self.suspects:
             # Retries run one at a time with nothing else running, which tells a task that
             # kills its worker from one that was only in the wrong place at the wrong time.
@@ -171,11 +198,33 @@ class _Pool(Generic[T, R]):
         )
         process.start()
         child_end.close()
-        parent_end.send(batch)
-        self.workers.append(_Worker(process, parent_end, batch, isolated))
+        worker: _Worker[T] = _Worker(process, parent_end, [], isolated)
+        self.workers.append(worker)
+        self._send(worker, batch)
+
+    def _send(self, worker: _Worker[T], batch: Batch[T]) -> None:
+        worker.batch = batch
+        try:
+            worker.conn.send(batch)
+        except OSError:  # it died just now: the batch goes back to the queue
+            self._died(worker)
+
+    def _stop(self, worker: _Worker[T]) -> None:
+        self.workers.remove(worker)
+        try:
+            worker.conn.send(None)
+        except OSError:
+            pass
+        worker.conn.close()
+        worker.process.join(timeout=5)
+        if worker.process.is_alive():
+            worker.process.kill()
+            worker.process.join()
 
     def _serve(self) -> None:
         """Wait until some worker sends a message or dies, and handle it."""
+        if not self.workers:
+            return
         by_handle: dict[object, _Worker[T]] = {}
         for worker in self.workers:
             by_handle[worker.conn] = worker
@@ -203,25 +252,10 @@ class _Pool(Generic[T, R]):
         self._died(worker)
 
     def _batch_done(self, worker: _Worker[T]) -> None:
-        heaviest = max(self.weights[index] for index, _ in worker.batch)
-        retire = self.setup.retire_after_weight is not None and heaviest >= self.setup.retire_after_weight
-        if self.queue and not worker.isolated and not retire:
-            worker.batch = self.queue.popleft()
-            try:
-                worker.conn.send(worker.batch)
-            except OSError:  # it died just now: its new batch goes back to the queue
-                self._died(worker)
-            return
-        self.workers.remove(worker)
-        try:
-            worker.conn.send(None)
-        except OSError:
-            pass
-        worker.conn.close()
-        worker.process.join(timeout=5)
-        if worker.process.is_alive():
-            worker.process.kill()
-            worker.process.join()
+        if worker.isolated or self._heavy(worker.batch):
+            self._stop(worker)
+        else:
+            worker.batch = []  # idle: the next dispatch gives it more
 
     def _died(self, worker: _Worker[T]) -> None:
         self.workers.remove(worker)
@@ -232,8 +266,9 @@ class _Pool(Generic[T, R]):
             return
         running, rest = unfinished[0], unfinished[1:]
         if worker.isolated:
-            self.results[running[0]] = Crash(reason)
+            self.results[running[0]] = Crash(f"its worker process died ({reason}), also when checking it alone")
         else:
             self.suspects.append(running)
         if rest:
             self.queue.appendleft(rest)
+        worker.batch = []
