@@ -122,6 +122,7 @@ class Index:
         self._exit: dict[int, int] = {}
         self._by_type: dict[type, list[cst.CSTNode]] = defaultdict(list)
         self._orders: dict[type, list[int]] = {}
+        self._sorted_orders: dict[int, tuple[Sequence[cst.CSTNode], list[int], list[int]]] = {}
         parent, enter, exit_, by_type = self._parent, self._enter, self._exit, self._by_type
         counter = 0
         stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
@@ -179,6 +180,15 @@ class Index:
         if len(types) > 1:
             found.sort(key=self.order)
         return found
+
+    def sorted_orders(self, nodes: Sequence[cst.CSTNode]) -> tuple[list[int], list[int]]:
+        """The source-order numbers of `nodes`, sorted, and each one's position in `nodes`;
+        computed once per list (which must not change afterwards)."""
+        cached = self._sorted_orders.get(id(nodes))
+        if cached is None or cached[0] is not nodes:
+            pairs = sorted((self._enter[id(node)], position) for position, node in enumerate(nodes))
+            cached = self._sorted_orders[id(nodes)] = (nodes, [o for o, _ in pairs], [p for _, p in pairs])
+        return cached[1], cached[2]
 
     def _orders_of(self, node_type: type) -> list[int]:
         orders = self._orders.get(node_type)
@@ -612,12 +622,15 @@ class Training:
 
     def events_in(self, kind: list[N], scope: cst.CSTNode, funcs: Functions) -> list[N]:
         """Events of `kind` that run when `scope` runs: inside it or in local functions it reaches."""
+        # The events inside a root are found by bisection over their source order (a scan
+        # of all events per root made large modules quadratic).
+        orders, positions = self.idx.sorted_orders(kind)
         found: dict[int, N] = {}
         for root in (scope, *(f for f in funcs.reachable(scope) if f is not scope)):
             lo, hi = self.idx.order(root), self.idx.end(root)
-            for event in kind:
-                if lo <= self.idx.order(event) <= hi:
-                    found[id(event)] = event
+            for position in sorted(positions[bisect_left(orders, lo) : bisect_right(orders, hi)]):
+                event = kind[position]
+                found[id(event)] = event
         return list(found.values())
 
 
