@@ -87,15 +87,29 @@ def _child_fields(node_type: type) -> tuple[str, ...]:
     return fields
 
 
+# LibCST's node classes are ABCs: `isinstance(value, cst.CSTNode)` goes through
+# `ABCMeta.__instancecheck__`, ten times the cost of this dict lookup, and the walks
+# below make it for every field of every node.
+_is_node_type: dict[type, bool] = {}
+
+
+def _node_type(kind: type) -> bool:
+    known = _is_node_type.get(kind)
+    if known is None:
+        known = _is_node_type[kind] = issubclass(kind, cst.CSTNode)
+    return known
+
+
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """Code-bearing children in source order (cheaper than `node.children`)."""
     out: list[cst.CSTNode] = []
     for name in _child_fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        kind = type(value)
+        if kind is tuple or kind is list:
+            out.extend([v for v in value if _node_type(type(v))])
+        elif _node_type(kind):
             out.append(value)
-        elif type(value) is tuple or type(value) is list:
-            out.extend(v for v in value if isinstance(v, cst.CSTNode))
     return out
 
 
@@ -109,6 +123,7 @@ class Index:
         self._exit: dict[int, int] = {}
         self._by_type: dict[type, list[cst.CSTNode]] = defaultdict(list)
         self._orders: dict[type, list[int]] = {}
+        self._sorted_orders: dict[int, tuple[Sequence[cst.CSTNode], list[int], list[int]]] = {}
         parent, enter, exit_, by_type = self._parent, self._enter, self._exit, self._by_type
         counter = 0
         stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
@@ -166,6 +181,15 @@ class Index:
         if len(types) > 1:
             found.sort(key=self.order)
         return found
+
+    def sorted_orders(self, nodes: Sequence[cst.CSTNode]) -> tuple[list[int], list[int]]:
+        """The source-order numbers of `nodes`, sorted, and each one's position in `nodes`;
+        computed once per list (which must not change afterwards)."""
+        cached = self._sorted_orders.get(id(nodes))
+        if cached is None or cached[0] is not nodes:
+            pairs = sorted((self._enter[id(node)], position) for position, node in enumerate(nodes))
+            cached = self._sorted_orders[id(nodes)] = (nodes, [o for o, _ in pairs], [p for _, p in pairs])
+        return cached[1], cached[2]
 
     def _orders_of(self, node_type: type) -> list[int]:
         orders = self._orders.get(node_type)
@@ -619,12 +643,15 @@ class Training:
 
     def events_in(self, kind: list[N], scope: cst.CSTNode, funcs: Functions) -> list[N]:
         """Events of `kind` that run when `scope` runs: inside it or in local functions it reaches."""
+        # The events inside a root are found by bisection over their source order (a scan
+        # of all events per root made large modules quadratic).
+        orders, positions = self.idx.sorted_orders(kind)
         found: dict[int, N] = {}
         for root in (scope, *(f for f in funcs.reachable(scope) if f is not scope)):
             lo, hi = self.idx.order(root), self.idx.end(root)
-            for event in kind:
-                if lo <= self.idx.order(event) <= hi:
-                    found[id(event)] = event
+            for position in sorted(positions[bisect_left(orders, lo) : bisect_right(orders, hi)]):
+                event = kind[position]
+                found[id(event)] = event
         return list(found.values())
 
 
@@ -773,7 +800,9 @@ class Step:
     loops: tuple[cst.For | cst.While, ...]
 
 
-_NOT_INLINE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+# Exact types, compared with `type(node) in ...`: cheaper than `isinstance` on LibCST's
+# ABC classes, and LibCST's concrete node classes have no subclasses.
+_NOT_INLINE = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 
 
 def execution_order(scope: cst.CSTNode) -> list[Step]:
@@ -791,21 +820,20 @@ def execution_order(scope: cst.CSTNode) -> list[Step]:
     stack: list[tuple[cst.CSTNode, tuple[cst.For | cst.While, ...], bool]] = [(r, (), False) for r in reversed(roots)]
     while stack:
         node, loops, expanded = stack.pop()
+        kind = type(node)
         if expanded:
-            if isinstance(node, cst.Call) or (
-                isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply)
-            ):
+            if kind is cst.Call or (kind is cst.BinaryOperation and type(node.operator) is cst.MatrixMultiply):  # type: ignore[attr-defined]
                 out.append(Step(node, loops))
             continue
         stack.append((node, loops, True))
         for child in reversed(children(node)):
-            if isinstance(child, _NOT_INLINE):
+            if type(child) in _NOT_INLINE:
                 continue
             inner = loops
-            if (isinstance(node, cst.For) and child is node.body) or (
-                isinstance(node, cst.While) and child in (node.body, node.test)
+            if (kind is cst.For and child is node.body) or (  # type: ignore[attr-defined]
+                kind is cst.While and child in (node.body, node.test)  # type: ignore[attr-defined]
             ):
-                inner = (*loops, node)
+                inner = (*loops, node)  # type: ignore[arg-type]
             stack.append((child, inner, False))
     return out
 
@@ -1416,7 +1444,7 @@ class Flow:
         loops: list[cst.For | cst.While] = []
         guards: list[tuple[cst.If, bool]] = []
         for ancestor in self.idx.ancestors(node):
-            if ancestor is root or isinstance(ancestor, _NOT_INLINE):
+            if ancestor is root or type(ancestor) in _NOT_INLINE:
                 break
             if isinstance(ancestor, LOOP_TYPES) and loop_body_contains(self.idx, ancestor, node):
                 loops.append(ancestor)
@@ -1463,7 +1491,7 @@ class Flow:
         na, nb = parted
         node = self.idx.statement(na)
         for parent in self.idx.ancestors(node):
-            if self.idx.contains(parent, nb) or isinstance(parent, _NOT_INLINE):
+            if self.idx.contains(parent, nb) or type(parent) in _NOT_INLINE:
                 return False
             if isinstance(parent, (cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.IndentedBlock)):
                 body = list(parent.body)

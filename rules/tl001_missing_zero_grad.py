@@ -431,6 +431,15 @@ class _LoopReach:
         self.loops = [
             loop for loop in idx.nodes(cst.For, cst.While) if self.events(loop, "backward") and self.events(loop, "steps")
         ]
+        # Per step and per function, what the checks below look up (one scan of all loops
+        # or all clears per step made large modules quadratic).
+        self._loops_of_step: dict[int, list[cst.For | cst.While]] = {}
+        for loop in self.loops:
+            for step in self.events(loop, "steps"):
+                self._loops_of_step.setdefault(id(step), []).append(loop)
+        self._clears_by_scope: dict[int, list[cst.CSTNode]] = {}
+        for clear in train.clears:
+            self._clears_by_scope.setdefault(id(idx.scope(clear)), []).append(clear)
 
     def events(self, loop: cst.For | cst.While, kind: str) -> list[cst.CSTNode]:
         key = (id(loop), kind)
@@ -445,7 +454,7 @@ class _LoopReach:
 
     def stepping_loops(self, step: cst.Call) -> list[cst.For | cst.While]:
         """The innermost loops that run both `step` and a backward pass, once per iteration."""
-        candidates = [loop for loop in self.loops if any(e is step for e in self.events(loop, "steps"))]
+        candidates = self._loops_of_step.get(id(step), [])
         candidate_ids = {id(c) for c in candidates}
         return [
             loop for loop in candidates if not any(id(inner) in candidate_ids for inner in self.inner_loops(loop))
@@ -462,9 +471,8 @@ class _LoopReach:
 
     def clears_outside(self, loop: cst.For | cst.While) -> bool:
         """A clear runs in the same function before the loop, or in an enclosing loop."""
-        scope = self.idx.scope(loop)
-        for clear in self.train.clears:
-            if self.idx.scope(clear) is scope and not self.idx.contains(loop, clear):
+        for clear in self._clears_by_scope.get(id(self.idx.scope(loop)), []):
+            if not self.idx.contains(loop, clear):
                 if self.idx.order(clear) < self.idx.order(loop) or any(
                     self.idx.contains(outer, clear) for outer in an.enclosing_loops(self.idx, loop)
                 ):

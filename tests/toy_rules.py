@@ -83,5 +83,7 @@ TOY_RULES = (ToyCuda, ToyCpu, ToyBroken)
 
 def register(monkeypatch: pytest.MonkeyPatch) -> None:
     rules = (*registry.all_rules(), *TOY_RULES)
+    codes = {**registry.catalog(), **{rule.CODE: rule.NAME for rule in TOY_RULES}}
     monkeypatch.setattr(registry, "all_rules", lambda: rules)
+    monkeypatch.setattr(registry, "catalog", lambda: codes)
     monkeypatch.setattr(api, "all_rules", lambda: rules)

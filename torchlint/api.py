@@ -1,27 +1,31 @@
-"""Paths -> results: discovery, configuration, rule selection, parallelism and
-per-file failures. The public Python API of torchlint lives here."""
+"""Paths -> results: discovery, configuration, rule selection, the result cache,
+parallelism and per-file failures. The public Python API of torchlint lives here.
+
+LibCST, the engine and the rules are imported only when some file has to be checked:
+a run whose files are all in the cache never imports them.
+"""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import sys
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from torchlint import engine, notebook
+from torchlint.cache import ResultCache, content_digest
 from torchlint.config import Config
 from torchlint.discovery import discover, display_path
-from torchlint.finding import Finding
-from torchlint.registry import all_rules, matches
+from torchlint.finding import INTERNAL_ERROR_CODE, INTERNAL_ERROR_NAME, Finding, Severity
+from torchlint.registry import all_rules, is_selected, matches
 from torchlint.rule import Rule
-from torchlint.sources import SourceFile, Unreadable, read_source
+from torchlint.sources import SourceFile, Unreadable, decode, read_bytes
 
-# Below this many files a process pool costs more than it saves (the pre-commit case).
-POOL_MIN_FILES = 24
-BATCH_SIZE = 8
+# Below this much source to check, a process pool costs more than it saves (the
+# pre-commit case: a few files, checked in the main process).
+POOL_MIN_BYTES = 256 * 1024
+# Files this big (their syntax trees take about 500 bytes of memory per byte of source,
+# some 130 MB here) are checked one at a time, each by a worker that is then replaced.
+HEAVY_FILE_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -29,15 +33,30 @@ class CheckResult:
     findings: list[Finding]
     files_checked: int
     files: list[str] = field(default_factory=list)
+    # How many of the checked files had their findings from the result cache.
+    files_cached: int = 0
 
     @property
     def internal_errors(self) -> list[Finding]:
         return [f for f in self.findings if f.is_internal_error]
 
 
+@dataclass(frozen=True)
+class FileTask:
+    path: Path
+    # The path as reported: relative to the working folder when below it.
+    name: str
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    findings: list[Finding]
+    # Hash of the bytes that were checked (when asked for and the file was readable).
+    digest: str | None = None
+
+
 def is_enabled(code: str, name: str, config: Config) -> bool:
-    selected = any(matches(sel, code, name) for sel in config.select)
-    return selected and not any(matches(sel, code, name) for sel in config.ignore)
+    return is_selected(code, name, config.select, config.ignore)
 
 
 def enabled_rules(config: Config) -> list[Rule]:
@@ -46,6 +65,8 @@ def enabled_rules(config: Config) -> list[Rule]:
 
 def check_source(source: str, filename: str = "<string>", config: Config | None = None) -> list[Finding]:
     """Check Python source text; returns findings sorted by position."""
+    from torchlint import engine
+
     config = config or Config()
     findings = engine.check_source(source, filename, enabled_rules(config))
     return _filter(findings, config, filename)
@@ -56,25 +77,63 @@ def check_paths(
     config: Config | None = None,
     cwd: Path | None = None,
     jobs: int | None = None,
+    cache_dir: Path | None = None,
+    changed_since: str | None = None,
 ) -> CheckResult:
-    """Check files and folders. Raises `MissingPathError` for paths that do not exist."""
+    """Check files and folders. Raises `MissingPathError` for paths that do not exist.
+
+    `jobs`: worker processes (default: the usable CPUs). `cache_dir`: where to keep the
+    result cache (default: no cache). `changed_since`: a git revision; only files changed
+    since it are checked (raises `changes.ChangesError` outside a git work tree or for an
+    unknown revision).
+    """
     config = config or Config()
     cwd = cwd or Path.cwd()
     files = discover([os.fspath(p) for p in paths], config, cwd)
-    names = [display_path(path, cwd) for path in files]
-    tasks = list(zip(files, names))
-    jobs = jobs or os.cpu_count() or 1
-    if jobs > 1 and len(tasks) >= POOL_MIN_FILES:
-        per_file = _check_in_pool(tasks, config, jobs)
-    else:
-        rules = enabled_rules(config)
-        per_file = [check_file(path, name, rules, config) for path, name in tasks]
-    findings = sorted(f for file_findings in per_file for f in file_findings)
-    return CheckResult(findings=findings, files_checked=len(tasks), files=names)
+    if changed_since is not None:
+        from torchlint.changes import keep_changed
+
+        files = keep_changed(files, changed_since, cwd)
+    tasks = [FileTask(path, display_path(path, cwd)) for path in files]
+    cache = ResultCache.open(cache_dir, config) if cache_dir is not None else None
+    per_file: list[list[Finding] | None] = [None] * len(tasks)
+    if cache is not None:
+        for i, task in enumerate(tasks):
+            data = read_bytes(task.path)
+            if isinstance(data, bytes):
+                per_file[i] = cache.get(task.path, content_digest(data), task.name)
+    todo = [i for i, found in enumerate(per_file) if found is None]
+    outcomes = _check_tasks([tasks[i] for i in todo], config, jobs or usable_cpus(), cache is not None)
+    for i, outcome in zip(todo, outcomes):
+        per_file[i] = outcome.findings
+        if cache is not None and outcome.digest is not None and not any(f.is_internal_error for f in outcome.findings):
+            cache.put(tasks[i].path, outcome.digest, outcome.findings)
+    if cache is not None:
+        cache.save()
+    findings = sorted(f for file_findings in per_file if file_findings for f in file_findings)
+    return CheckResult(
+        findings=findings,
+        files_checked=len(tasks),
+        files=[task.name for task in tasks],
+        files_cached=len(tasks) - len(todo),
+    )
+
+
+def usable_cpus() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
 
 
 def check_file(path: Path, name: str, rules: Sequence[Rule], config: Config) -> list[Finding]:
-    source = read_source(path)
+    return check_data(path, name, read_bytes(path), rules, config)
+
+
+def check_data(path: Path, name: str, data: bytes | Unreadable, rules: Sequence[Rule], config: Config) -> list[Finding]:
+    """Check the bytes read from `path`, reported as `name`."""
+    from torchlint import engine
+
+    source = data if isinstance(data, Unreadable) else decode(path, data)
     if isinstance(source, Unreadable):
         if not source.is_content_error and not path.exists():
             return []  # deleted while we ran: nothing left to check
@@ -92,6 +151,8 @@ def check_file(path: Path, name: str, rules: Sequence[Rule], config: Config) -> 
 
 def findings_for(source: SourceFile, name: str, rules: Sequence[Rule], config: Config) -> list[Finding]:
     """The findings for a file already read (or fixed in memory), filtered by `config`."""
+    from torchlint import engine, notebook
+
     if source.notebook is not None:
         findings = notebook.check(source.notebook, lambda text: engine.check_source(text, name, rules))
     else:
@@ -121,24 +182,67 @@ def _relative_to_root(name: str, config: Config) -> str:
 # Worker-process state: rules are discovered and instantiated once per worker.
 _worker_rules: list[Rule] = []
 _worker_config: Config = Config()
+_worker_digests = False
 
 
-def _init_worker(config: Config) -> None:
-    global _worker_rules, _worker_config
+def _init_worker(config: Config, digests: bool) -> None:
+    global _worker_rules, _worker_config, _worker_digests
     _worker_config = config
     _worker_rules = enabled_rules(config)
+    _worker_digests = digests
 
 
-def _check_batch(batch: list[tuple[Path, str]]) -> list[list[Finding]]:
-    return [check_file(path, name, _worker_rules, _worker_config) for path, name in batch]
+def _check_task(task: FileTask) -> FileOutcome:
+    data = read_bytes(task.path)
+    digest = content_digest(data) if _worker_digests and isinstance(data, bytes) else None
+    return FileOutcome(check_data(task.path, task.name, data, _worker_rules, _worker_config), digest)
 
 
-def _check_in_pool(tasks: list[tuple[Path, str]], config: Config, jobs: int) -> list[list[Finding]]:
-    batches = [tasks[i : i + BATCH_SIZE] for i in range(0, len(tasks), BATCH_SIZE)]
-    method = "fork" if sys.platform.startswith("linux") else None
-    context = multiprocessing.get_context(method)
-    with ProcessPoolExecutor(
-        max_workers=min(jobs, len(batches)), mp_context=context, initializer=_init_worker, initargs=(config,)
-    ) as pool:
-        results = list(pool.map(_check_batch, batches))
-    return [file_findings for batch in results for file_findings in batch]
+def _check_tasks(tasks: list[FileTask], config: Config, jobs: int, digests: bool) -> list[FileOutcome]:
+    if not tasks:
+        return []
+    # Import the rules (and LibCST) here, before any worker is forked, so that workers share them.
+    _init_worker(config, digests)
+    sizes = [_size(task.path) for task in tasks] if jobs > 1 and len(tasks) > 1 else []
+    if sum(sizes) < POOL_MIN_BYTES:
+        return [_check_task_in_process(task) for task in tasks]
+    from torchlint.parallel import Crash, WorkerSetup, run_tasks
+
+    setup = WorkerSetup(
+        work=_check_task, initialize=_init_worker, args=(config, digests), heavy_weight=HEAVY_FILE_BYTES
+    )
+    results = run_tasks(tasks, setup, jobs, weights=sizes)
+    return [
+        FileOutcome([_crash(task.name, result.reason)]) if isinstance(result, Crash) else result
+        for task, result in zip(tasks, results)
+    ]
+
+
+def _check_task_in_process(task: FileTask) -> FileOutcome:
+    try:
+        return _check_task(task)
+    except Exception as exc:  # as in a worker: this file is lost, the run is not
+        first_line = next(iter(str(exc).splitlines()), "")
+        return FileOutcome([_crash(task.name, f"{type(exc).__name__}: {first_line}")])
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _crash(name: str, reason: str) -> Finding:
+    return Finding(
+        filename=name,
+        cell=0,
+        line=1,
+        column=1,
+        end_line=1,
+        end_column=1,
+        code=INTERNAL_ERROR_CODE,
+        name=INTERNAL_ERROR_NAME,
+        message=f"torchlint could not check this file: {reason}; please report this",
+        severity=Severity.ERROR,
+    )

@@ -75,6 +75,12 @@ def main() -> None:
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff instead of writing them; exit 1 if any.")
 @click.option("--force-exclude", is_flag=True, default=None, help="Apply the excludes to files named on the command line too.")
 @click.option("--show-settings", is_flag=True, help="Print the effective settings for PATHS and exit.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache (.torchlint_cache/).")
+@click.option(
+    "--changed-since",
+    metavar="REF",
+    help="Check only files changed since git revision REF: commits, staged and unstaged edits, untracked files.",
+)
 @config_options
 def check(
     paths: tuple[str, ...],
@@ -91,14 +97,17 @@ def check(
     diff: bool,
     force_exclude: bool | None,
     show_settings: bool,
+    no_cache: bool,
+    changed_since: str | None,
     config_file: str | None,
     isolated: bool,
 ) -> None:
     """Check PATHS (default: the current folder) for PyTorch training bugs."""
     from torchlint import api
+    from torchlint.cache import cache_dir
+    from torchlint.changes import ChangesError
+    from torchlint.registry import RuleMetas
     from torchlint.report import ReportContext, formats, render
-    from torchlint.registry import all_rules
-    from torchlint.rule import RuleMeta
     from torchlint.sources import read_cell_lines, read_lines
 
     if output_format not in formats():
@@ -112,8 +121,16 @@ def check(
         if show_settings:
             click.echo(config.describe([(r.CODE, r.NAME) for r in api.enabled_rules(config)]), nl=False)
             sys.exit(EXIT_CLEAN)
-        result = api.check_paths(targets, config, jobs=jobs)
-    except ConfigError as exc:
+        cwd = Path.cwd()
+        result = api.check_paths(
+            targets,
+            config,
+            cwd=cwd,
+            jobs=jobs,
+            cache_dir=None if no_cache else cache_dir(config, cwd),
+            changed_since=changed_since,
+        )
+    except (ConfigError, ChangesError) as exc:
         fail(str(exc))
     except MissingPathError as exc:
         fail(f"no such file or folder: {', '.join(exc.paths)}")
@@ -122,7 +139,7 @@ def check(
         findings, fixed = apply_fixes(findings, config, unsafe_fixes, diff)
     context = ReportContext(
         files_checked=result.files_checked,
-        rules=tuple(RuleMeta.of(rule) for rule in all_rules()),
+        rules=RuleMetas(),
         show_source=not quiet and output is None,
         show_summary=not quiet,
         statistics=statistics,
@@ -161,6 +178,24 @@ def apply_fixes(findings: list[Finding], config: Config, unsafe: bool, diff: boo
         click.echo(f"Would fix {n} finding{'s' if n != 1 else ''}." if n else "No fixes to apply.", err=True)
         sys.exit(EXIT_FINDINGS if n else EXIT_CLEAN)
     return result.findings, result.fixed
+
+
+@main.command()
+@config_options
+def clean(config_file: str | None, isolated: bool) -> None:
+    """Remove the result cache: .torchlint_cache/ next to the configuration file, else here."""
+    from torchlint.cache import CACHE_DIR_NAME
+    from torchlint.cache import clean as remove_cache
+    from torchlint.config import find_config_file
+
+    cwd = Path.cwd()
+    found = None if isolated else Path(config_file) if config_file else find_config_file(cwd)
+    folder = (found.resolve().parent if found else cwd) / CACHE_DIR_NAME
+    try:
+        removed = remove_cache(folder)
+    except OSError as exc:
+        fail(f"cannot remove {folder}: {exc.strerror or exc}")
+    click.echo(f"removed {folder}" if removed else f"no cache at {folder}")
 
 
 @main.command("rules")

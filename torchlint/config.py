@@ -141,8 +141,10 @@ class Config:
         return "\n".join(lines) + "\n"
 
     def fingerprint(self) -> str:
-        """What of the settings changes findings; the cache keys on it."""
-        return repr((self.select, self.ignore, self.per_file_ignores, self.max_file_size))
+        """What of the settings changes findings; the cache keys on it. The root is in it
+        because per-file-ignores patterns match paths relative to it."""
+        root = self.root.resolve().as_posix() if self.root else None
+        return repr((self.select, self.ignore, self.per_file_ignores, self.max_file_size, root))
 
 
 _TOP_KEYS = {

@@ -10,12 +10,14 @@ are applied.
 from __future__ import annotations
 
 import ast
+import re
+import sys
 import traceback
 import warnings
-from typing import Iterable, Sequence
+from contextlib import contextmanager
+from typing import Iterable, Iterator, Sequence
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from torchlint.finding import (
     INTERNAL_ERROR_CODE,
@@ -27,6 +29,7 @@ from torchlint.finding import (
     Fix,
     Severity,
 )
+from torchlint.positions import node_positions
 from torchlint.rule import FileContext, FixSpec, Report, Rule
 from torchlint.suppression import parse_suppressions
 
@@ -43,6 +46,36 @@ def triggered_rules(source: str, rules: Sequence[Rule]) -> list[Rule]:
     return [rule for rule in rules if rule.triggered_by(source)]
 
 
+# How deeply CPython's parser may nest when it guards LibCST's: Python's default
+# recursion limit, whatever the calling program set. At this limit `ast.parse` accepts
+# about 3,000 levels of nesting; LibCST's native parser overflows its stack at about
+# 10,000 (and the guard would not guard if a caller's higher limit let more through).
+GUARD_RECURSION_LIMIT = 1000
+# LibCST's code generation and the rules recurse once or twice per nesting level, all in
+# Python frames, which since Python 3.11 do not grow the C stack: enough for the deepest
+# tree the guard lets through.
+TREE_RECURSION_LIMIT = 20_000
+# CPython keeps `a and b and c ...` flat; LibCST nests one level per operator and crashes
+# at about 8,000 of them in one expression. Checked exactly only when the file has this
+# many `and`/`or` words at all.
+MAX_BOOLEAN_CHAIN = 3000
+_BOOLEAN_WORD = re.compile(r"\b(?:and|or)\b")
+
+
+@contextmanager
+def recursion_limit(limit: int) -> Iterator[None]:
+    """Run with Python's recursion limit at `limit`, restoring the caller's afterwards."""
+    old = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(limit)
+    except RecursionError:  # already deeper than `limit`: keep the caller's limit
+        pass
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
 def parse(source: str) -> cst.Module:
     """Parse `source`, raising `ParseFailure` with CPython's own reason when it is not Python."""
     nul = source.find("\0")
@@ -51,10 +84,13 @@ def parse(source: str) -> cst.Module:
         column = nul - (source.rfind("\n", 0, nul) + 1) + 1
         raise ParseFailure(line, column, "source contains a NUL byte")
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), recursion_limit(GUARD_RECURSION_LIMIT):
             # Invalid escape sequences and the like are the user's business, not ours.
             warnings.simplefilter("ignore")
-            ast.parse(source)
+            tree = ast.parse(source)
+            if len(_BOOLEAN_WORD.findall(source)) >= MAX_BOOLEAN_CHAIN:
+                _check_boolean_chains(tree)
+            del tree
     except SyntaxError as exc:
         raise ParseFailure(exc.lineno or 1, exc.offset or 1, f"SyntaxError: {exc.msg}") from None
     except (RecursionError, MemoryError):
@@ -68,6 +104,24 @@ def parse(source: str) -> cst.Module:
         raise ParseFailure(exc.raw_line, exc.raw_column + 1, f"LibCST cannot parse this code: {reason}") from None
     except (RecursionError, MemoryError):
         raise ParseFailure(1, 1, "code is nested too deeply for LibCST's parser") from None
+
+
+def _check_boolean_chains(tree: ast.AST) -> None:
+    """Raise `ParseFailure` at an expression that chains too many `and`/`or` for LibCST."""
+    chained: dict[int, int] = {}  # id of a BoolOp -> operators in it and its BoolOp operands
+    for node in ast.walk(tree):  # parents before children: totals flow down to the innermost
+        if isinstance(node, ast.BoolOp):
+            total = chained.get(id(node), 0) + len(node.values) - 1
+            if total >= MAX_BOOLEAN_CHAIN:
+                raise ParseFailure(
+                    node.lineno,
+                    node.col_offset + 1,
+                    f"an expression chains {MAX_BOOLEAN_CHAIN} or more `and`/`or` operators, "
+                    "more than LibCST's parser can nest",
+                )
+            for value in node.values:
+                if isinstance(value, ast.BoolOp):
+                    chained[id(value)] = total
 
 
 def parse_error(filename: str, line: int, column: int, reason: str) -> Finding:
@@ -88,6 +142,7 @@ def parse_error(filename: str, line: int, column: int, reason: str) -> Finding:
 def internal_error(filename: str, rule: Rule, exc: BaseException) -> Finding:
     frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     where = f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}" if frame else ""
+    reason = one_line(f"{type(exc).__name__}: {exc}")
     return Finding(
         filename=filename,
         cell=0,
@@ -99,10 +154,16 @@ def internal_error(filename: str, rule: Rule, exc: BaseException) -> Finding:
         name=INTERNAL_ERROR_NAME,
         message=(
             f"rule {rule.CODE} ({rule.NAME}) failed on this file: "
-            f"{type(exc).__name__}: {exc}{where}; its other findings were kept, please report this"
+            f"{reason}{where}; its other findings were kept, please report this"
         ),
         severity=Severity.ERROR,
     )
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """The first line of `text`, shortened to `limit` characters: reasons fit on one line."""
+    first = text.strip().split("\n", 1)[0].strip()
+    return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
 def check_source(source: str, filename: str, rules: Sequence[Rule]) -> list[Finding]:
@@ -114,16 +175,8 @@ def check_source(source: str, filename: str, rules: Sequence[Rule]) -> list[Find
         module = parse(source)
     except ParseFailure as failure:
         return [parse_error(filename, failure.line, failure.column, failure.reason)]
-    ctx = FileContext(filename, source, module)
-    reported: list[tuple[Rule, Report]] = []
-    findings: list[Finding] = []
-    for rule in active:
-        try:
-            reported.extend((rule, report) for report in rule.check(ctx))
-        except Exception as exc:  # a broken rule must not lose the file or the run
-            findings.append(internal_error(filename, rule, exc))
-    if reported:
-        findings.extend(_locate(ctx, reported))
+    with recursion_limit(TREE_RECURSION_LIMIT):
+        findings = _run_rules(FileContext(filename, source, module), active)
     suppressions = parse_suppressions(source)
     kept = [
         f
@@ -133,24 +186,41 @@ def check_source(source: str, filename: str, rules: Sequence[Rule]) -> list[Find
     return sorted(set(kept))
 
 
-def _locate(ctx: FileContext, reported: Iterable[tuple[Rule, Report]]) -> list[Finding]:
-    positions = MetadataWrapper(ctx.module, unsafe_skip_copy=True).resolve(PositionProvider)
+def _run_rules(ctx: FileContext, rules: Sequence[Rule]) -> list[Finding]:
+    reported: list[tuple[Rule, Report]] = []
+    findings: list[Finding] = []
+    for rule in rules:
+        try:
+            reported.extend((rule, report) for report in rule.check(ctx))
+        except Exception as exc:  # a broken rule must not lose the file or the run
+            findings.append(internal_error(ctx.filename, rule, exc))
+    if reported:
+        findings.extend(_locate(ctx, reported))
+    return findings
+
+
+def _locate(ctx: FileContext, reported: Sequence[tuple[Rule, Report]]) -> list[Finding]:
+    positions = node_positions(ctx.module, (report.node for _, report in reported))
     findings = []
     for rule, report in reported:
+        where = positions.get(id(report.node))
+        if where is None:
+            findings.append(internal_error(ctx.filename, rule, LookupError("reported a node outside this file's tree")))
+            continue
+        line, column, end_line, end_column = where
         try:
-            where: CodeRange = positions[report.node]
             fix = render_fix(ctx, report.fix) if report.fix else None
-        except Exception as exc:  # a rule reported a node outside the tree, or a bad fix
+        except Exception as exc:  # a fix the engine cannot render
             findings.append(internal_error(ctx.filename, rule, exc))
             continue
         findings.append(
             Finding(
                 filename=ctx.filename,
                 cell=0,
-                line=where.start.line,
-                column=where.start.column + 1,
-                end_line=where.end.line,
-                end_column=where.end.column + 1,
+                line=line,
+                column=column + 1,
+                end_line=end_line,
+                end_column=end_column + 1,
                 code=rule.CODE,
                 name=rule.NAME,
                 message=report.message,

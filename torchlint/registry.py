@@ -1,11 +1,19 @@
-"""Finds every rule by walking the `torchlint.rules` package; there is no hand-kept list."""
+"""Finds every rule by walking the `torchlint.rules` package; there is no hand-kept list.
+
+A rule's module is named after its code and name (`tl001_missing_zero_grad.py` holds
+TL001 missing-zero-grad), so that selection, configuration checks and the result cache
+know every rule from the file names alone, without importing any rule (or LibCST).
+`all_rules()` imports them and checks that the names agree.
+"""
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import pkgutil
 import re
-from functools import lru_cache
+from functools import cached_property, lru_cache
+from typing import Iterator, Sequence, overload
 
 from torchlint.finding import (
     INTERNAL_ERROR_CODE,
@@ -13,10 +21,12 @@ from torchlint.finding import (
     PARSE_ERROR_CODE,
     PARSE_ERROR_NAME,
 )
-from torchlint.rule import Rule
+from torchlint.rule import Rule, RuleMeta
 
 CODE_PATTERN = re.compile(r"^TL\d{3}$")
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+MODULE_PATTERN = re.compile(r"^tl(\d{3})_([a-z0-9_]+)$")
+RULES_PACKAGE = "torchlint.rules"
 
 # Codes that no rule class owns but that selection and suppression must know.
 BUILTIN_CODES = {PARSE_ERROR_CODE: PARSE_ERROR_NAME, INTERNAL_ERROR_CODE: INTERNAL_ERROR_NAME}
@@ -26,22 +36,45 @@ class RegistryError(Exception):
     pass
 
 
+def rule_module_names() -> list[str]:
+    """Names of the modules of the rules package that hold rules (not `_helpers`)."""
+    spec = importlib.util.find_spec(RULES_PACKAGE)
+    locations = spec.submodule_search_locations if spec else None
+    return sorted(info.name for info in pkgutil.iter_modules(locations or []) if not info.name.startswith("_"))
+
+
+def module_name_for(code: str, name: str) -> str:
+    return f"tl{code[2:]}_{name.replace('-', '_')}"
+
+
+@lru_cache(maxsize=1)
+def catalog() -> dict[str, str]:
+    """Code -> name of every rule, read from the rule modules' names without importing them."""
+    found: dict[str, str] = {}
+    for module_name in rule_module_names():
+        match = MODULE_PATTERN.match(module_name)
+        if match is None:
+            raise RegistryError(
+                f"rule module {module_name!r} is not named after its rule: "
+                "name it tlNNN_rule_name.py after the rule's CODE and NAME"
+            )
+        found[f"TL{match.group(1)}"] = match.group(2).replace("_", "-")
+    return found
+
+
 @lru_cache(maxsize=1)
 def all_rules() -> tuple[type[Rule], ...]:
-    package = importlib.import_module("torchlint.rules")
     found: list[type[Rule]] = []
-    for info in pkgutil.iter_modules(package.__path__):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{package.__name__}.{info.name}")
-        for value in vars(module).values():
-            if (
-                isinstance(value, type)
-                and issubclass(value, Rule)
-                and value is not Rule
-                and value.__module__ == module.__name__
-            ):
-                found.append(value)
+    for module_name in rule_module_names():
+        module = importlib.import_module(f"{RULES_PACKAGE}.{module_name}")
+        found.extend(
+            value
+            for value in vars(module).values()
+            if isinstance(value, type)
+            and issubclass(value, Rule)
+            and value is not Rule
+            and value.__module__ == module.__name__
+        )
     _validate(found)
     return tuple(sorted(found, key=lambda r: r.CODE))
 
@@ -63,6 +96,13 @@ def _validate(rules: list[type[Rule]]) -> None:
             raise RegistryError(f"duplicate rule name {rule.NAME}: {names[rule.NAME].CODE} and {rule.CODE}")
         codes[rule.CODE] = rule
         names[rule.NAME] = rule
+        expected = module_name_for(rule.CODE, rule.NAME)
+        if rule.__module__.rsplit(".", 1)[-1] != expected:
+            raise RegistryError(f"rule {rule.CODE} {rule.NAME} must live in a module named {expected}.py")
+    modules = [f"{RULES_PACKAGE}.{name}" for name in rule_module_names()]
+    empty = sorted(set(modules) - {rule.__module__ for rule in rules})
+    if empty:
+        raise RegistryError(f"rule module {empty[0]} defines no rule")
 
 
 def rule_by_code_or_name(key: str) -> type[Rule] | None:
@@ -75,9 +115,33 @@ def rule_by_code_or_name(key: str) -> type[Rule] | None:
 
 def known_codes() -> dict[str, str]:
     """Every code a finding can carry, mapped to its name."""
-    codes = {rule.CODE: rule.NAME for rule in all_rules()}
+    codes = dict(catalog())
     codes.update(BUILTIN_CODES)
     return codes
+
+
+class RuleMetas(Sequence[RuleMeta]):
+    """Metadata of every rule, for reporters; the rules are imported on first use, so a
+    report of a fully cached run that does not need them never imports them."""
+
+    @cached_property
+    def _items(self) -> tuple[RuleMeta, ...]:
+        return tuple(RuleMeta.of(rule) for rule in all_rules())
+
+    @overload
+    def __getitem__(self, index: int) -> RuleMeta: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[RuleMeta]: ...
+
+    def __getitem__(self, index: int | slice) -> RuleMeta | Sequence[RuleMeta]:
+        return self._items[index]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[RuleMeta]:
+        return iter(self._items)
 
 
 def matches(selector: str, code: str, name: str) -> bool:
@@ -88,6 +152,11 @@ def matches(selector: str, code: str, name: str) -> bool:
     if sel.lower() == name:
         return True
     return code.startswith(sel.upper()) and len(sel) >= 2
+
+
+def is_selected(code: str, name: str, select: Sequence[str], ignore: Sequence[str]) -> bool:
+    """Whether `select` picks the rule and `ignore` does not drop it."""
+    return any(matches(sel, code, name) for sel in select) and not any(matches(sel, code, name) for sel in ignore)
 
 
 def is_valid_selector(selector: str) -> bool:

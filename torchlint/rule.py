@@ -9,11 +9,14 @@ from __future__ import annotations
 import inspect
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterable, Sequence, TypeVar
-
-import libcst as cst
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Sequence, TypeVar
 
 from torchlint.finding import Severity
+
+if TYPE_CHECKING:
+    # Only the rules themselves need LibCST at run time: the registry, the configuration
+    # and a fully cached run can name rules without importing it.
+    import libcst as cst
 
 T = TypeVar("T")
 

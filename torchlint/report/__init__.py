@@ -17,7 +17,7 @@ from torchlint.rule import RuleMeta
 @dataclass(frozen=True)
 class ReportContext:
     files_checked: int
-    rules: tuple[RuleMeta, ...]
+    rules: Sequence[RuleMeta]
     show_source: bool = True
     show_summary: bool = True
     statistics: bool = False

@@ -1,0 +1,224 @@
+"""Measure torchlint side by side with a bare LibCST parse of the same files.
+
+    python bench/speed.py PATH... [--repeat N] [--jobs N] [--tools-venv DIR | --no-tools]
+
+In one run, on the files torchlint itself discovers under PATH (default settings):
+
+- bare parse: read and `libcst.parse_module` every file, one process;
+- `torchlint check --no-cache --jobs 1`;
+- `torchlint check --no-cache` (all cores);
+- a cached re-run: `torchlint check` once to fill a fresh cache, then timed again;
+- `torchfix` (all cores and `-j 1`) and `fixit lint`, where installed (they are not
+  dependencies of torchlint; they pin older LibCST releases, so install them in another
+  virtual environment and pass `--tools-venv DIR`: a bare parse loop with that
+  environment's LibCST is then measured too, to compare them with their own parser).
+
+Each runs in a fresh process from a scratch working folder (so the cache lands there).
+Reported per run: wall time, CPU time of the process tree, files/s and lines/s, peak
+memory of the process tree (RSS summed over its processes, and PSS, which counts pages
+that forked workers share only once), and the ratios of wall and CPU time to the bare
+parse. With `--repeat N`, all commands run N times in interleaved rounds and each row
+shows the fastest run (other load on the machine only ever slows a run down). Linux
+only: memory is sampled from /proc.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+BARE_PARSE = """
+import sys, libcst
+for path in open(sys.argv[1], encoding="utf-8").read().splitlines():
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        libcst.parse_module(data)
+    except Exception:
+        pass
+"""
+
+
+@dataclass(frozen=True)
+class Run:
+    name: str
+    command: str
+    wall: float
+    cpu: float
+    rss_mb: float
+    pss_mb: float
+    returncode: int
+
+
+class TreeMemory:
+    """Peak memory of a process and its descendants, sampled from /proc every 10 ms."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.peak_rss = 0
+        self.peak_pss = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _sample(self) -> None:
+        page = os.sysconf("SC_PAGE_SIZE")
+        while not self._stop.is_set():
+            rss = pss = 0
+            for pid in self._tree():
+                try:
+                    with open(f"/proc/{pid}/statm") as f:
+                        rss += int(f.read().split()[1]) * page
+                    with open(f"/proc/{pid}/smaps_rollup") as f:
+                        for line in f:
+                            if line.startswith("Pss:"):
+                                pss += int(line.split()[1]) * 1024
+                                break
+                except (OSError, ValueError, IndexError):
+                    continue
+            self.peak_rss = max(self.peak_rss, rss)
+            self.peak_pss = max(self.peak_pss, pss)
+            self._stop.wait(0.01)
+
+    def _tree(self) -> list[int]:
+        pids, frontier = [self.pid], [self.pid]
+        while frontier:
+            pid = frontier.pop()
+            try:
+                with open(f"/proc/{pid}/task/{pid}/children") as f:
+                    kids = [int(k) for k in f.read().split()]
+            except OSError:
+                kids = []
+            pids.extend(kids)
+            frontier.extend(kids)
+        return pids
+
+
+def measure(name: str, argv: list[str], cwd: Path) -> Run:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    memory = TreeMemory(process.pid)
+    _, err = process.communicate()
+    wall = time.perf_counter() - start
+    memory.stop()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if process.returncode not in (0, 1) and not name.startswith(("torchfix", "fixit")):
+        sys.stderr.write(f"{name}: exit status {process.returncode}\n{err.decode(errors='replace')[-2000:]}\n")
+    return Run(name, " ".join(argv), wall, cpu, memory.peak_rss / 2**20, memory.peak_pss / 2**20, process.returncode)
+
+
+def measure_all(commands: list[tuple[str, list[str]]], cwd: Path, repeat: int) -> list[Run]:
+    """Each command `repeat` times, in interleaved rounds so that changing load on the
+    machine weighs on all alike; per command, the run with the least wall time."""
+    best: dict[str, Run] = {}
+    for _ in range(repeat):
+        for name, argv in commands:
+            run = measure(name, argv, cwd)
+            if name not in best or run.wall < best[name].wall:
+                best[name] = run
+    return [best[name] for name, _ in commands]
+
+
+def discover(paths: list[str]) -> list[Path]:
+    from torchlint.config import Config
+    from torchlint.discovery import discover as torchlint_discover
+
+    files = torchlint_discover([str(Path(p).resolve()) for p in paths], Config(), Path.cwd())
+    return [f for f in files if f.suffix == ".py"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("paths", nargs="+")
+    parser.add_argument("--repeat", type=int, default=1, help="keep the fastest of N runs of each (default 1)")
+    parser.add_argument("--jobs", type=int, help="workers of the all-cores run (default: all CPUs)")
+    parser.add_argument("--tools-venv", type=Path, help="virtual environment holding torchfix and fixit")
+    parser.add_argument("--no-tools", action="store_true", help="do not run torchfix or fixit")
+    args = parser.parse_args()
+
+    files = discover(args.paths)
+    lines = sum(path.read_bytes().count(b"\n") for path in files)
+    targets = [str(Path(p).resolve()) for p in args.paths]
+    python = sys.executable
+    torchlint = [python, "-m", "torchlint", "check", "--isolated", "--exit-zero", "-q"]
+    all_cores = ["--jobs", str(args.jobs)] if args.jobs else []
+    cpus = args.jobs or len(os.sched_getaffinity(0))
+
+    with tempfile.TemporaryDirectory(prefix="torchlint-bench-") as scratch:
+        work = Path(scratch)
+        listing = work / "files.txt"
+        listing.write_text("\n".join(str(f) for f in files), encoding="utf-8")
+        measure("(filling the cache)", [*torchlint, *all_cores, *targets], work)
+        commands = [
+            ("bare `libcst.parse_module` loop", [python, "-c", BARE_PARSE, str(listing)]),
+            ("torchlint --no-cache --jobs 1", [*torchlint, "--no-cache", "--jobs", "1", *targets]),
+            (f"torchlint --no-cache ({cpus} jobs)", [*torchlint, "--no-cache", *all_cores, *targets]),
+            ("torchlint, cached re-run", [*torchlint, *all_cores, *targets]),
+        ]
+        if not args.no_tools:
+            commands.extend(external_tools(targets, listing, args.tools_venv))
+        runs = measure_all(commands, work, args.repeat)
+    report(runs, len(files), lines)
+
+
+def external_tools(targets: list[str], listing: Path, venv: Path | None) -> list[tuple[str, list[str]]]:
+    bin_dir = str(venv / "bin") if venv else str(Path(sys.executable).parent)
+    torchfix = shutil.which("torchfix", path=bin_dir) or (None if venv else shutil.which("torchfix"))
+    fixit = shutil.which("fixit", path=bin_dir) or (None if venv else shutil.which("fixit"))
+    tools = []
+    if venv and (torchfix or fixit):
+        version = subprocess.run(
+            [str(venv / "bin" / "python"), "-c", "import importlib.metadata as m; print(m.version('libcst'))"],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        tools.append((f"bare parse loop, libcst {version} (tools' venv)", [str(venv / "bin" / "python"), "-c", BARE_PARSE, str(listing)]))
+    if torchfix:
+        tools.append(("torchfix (all cores)", [torchfix, *targets]))
+        tools.append(("torchfix -j 1", [torchfix, "-j", "1", *targets]))
+    if fixit:
+        tools.append(("fixit lint", [fixit, "lint", *targets]))
+    return tools
+
+
+def report(runs: list[Run], files: int, lines: int) -> None:
+    bare = runs[0]
+    print(f"\n{files} files, {lines:,} lines; {len(os.sched_getaffinity(0))} CPUs; Python {sys.version.split()[0]}")
+    import libcst
+
+    print(f"libcst {getattr(libcst, 'LIBCST_VERSION', None) or _version('libcst')}\n")
+    print("| run | wall s | CPU s | files/s | lines/s | peak RSS MB | peak PSS MB | wall ratio | CPU ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for run in runs:
+        print(
+            f"| {run.name} | {run.wall:.2f} | {run.cpu:.2f} | {files / run.wall:,.0f} | {lines / run.wall:,.0f} "
+            f"| {run.rss_mb:,.0f} | {run.pss_mb:,.0f} | {run.wall / bare.wall:.3f}x | {run.cpu / bare.cpu:.3f}x |"
+        )
+    failed = [run for run in runs if run.returncode not in (0, 1) and not run.name.startswith(("torchfix", "fixit"))]
+    for run in failed:
+        print(f"\n{run.name} failed (exit status {run.returncode}): {run.command}")
+
+
+def _version(package: str) -> str:
+    from importlib.metadata import version
+
+    return version(package)
+
+
+if __name__ == "__main__":
+    main()

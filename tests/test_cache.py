@@ -1,0 +1,246 @@
+"""The result cache: hits, invalidation, damage, concurrency, and the CLI flags."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import exploding_rule
+
+from torchlint import api
+from torchlint.cache import CACHE_DIR_NAME, ResultCache, settings_key
+from torchlint.cli import main
+from torchlint.config import Config
+
+BUGGY = """\
+import torch
+for x, y in loader:
+    loss = model(x, y)
+    loss.backward()
+    optimizer.step()
+"""
+CLEAN = """\
+import torch
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = model(x, y)
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def make_tree(root: Path, files: int = 6) -> None:
+    for i in range(files):
+        (root / f"train_{i}.py").write_text(BUGGY if i % 2 == 0 else CLEAN)
+    (root / "util.py").write_text("def helper():\n    return 1\n")
+    (root / "broken.py").write_text("def f(:\n    loss.backward(); opt.step()\n")
+
+
+def run(root: Path, config: Config | None = None, jobs: int = 1) -> api.CheckResult:
+    return api.check_paths(["."], config or Config(), cwd=root, jobs=jobs, cache_dir=root / CACHE_DIR_NAME)
+
+
+def summary(result: api.CheckResult) -> list[tuple[str, int, str]]:
+    return [(f.filename, f.line, f.code) for f in result.findings]
+
+
+def test_second_run_takes_everything_from_the_cache(tmp_path: Path) -> None:
+    make_tree(tmp_path)
+    first = run(tmp_path)
+    assert first.files_cached == 0
+    second = run(tmp_path)
+    assert second.files_cached == second.files_checked == 8
+    assert second.findings == first.findings
+    assert {code for _, _, code in summary(second)} == {"TL001", "TL000"}
+
+
+def test_a_changed_file_is_checked_again(tmp_path: Path) -> None:
+    make_tree(tmp_path)
+    run(tmp_path)
+    (tmp_path / "train_0.py").write_text(CLEAN)
+    result = run(tmp_path)
+    assert result.files_cached == 7
+    assert "train_0.py" not in {f.filename for f in result.findings}
+
+
+def test_findings_are_named_as_the_current_run_names_them(tmp_path: Path) -> None:
+    make_tree(tmp_path)
+    run(tmp_path)
+    (tmp_path / "sub").mkdir()
+    elsewhere = {"paths": [".."], "config": Config(), "cwd": tmp_path / "sub", "jobs": 1}
+    cached = api.check_paths(**elsewhere, cache_dir=tmp_path / CACHE_DIR_NAME)  # type: ignore[arg-type]
+    assert cached.files_cached == 8
+    assert cached.findings == api.check_paths(**elsewhere).findings  # type: ignore[arg-type]
+    assert not any(f.filename.startswith("train") for f in cached.findings)
+
+
+def test_other_settings_use_another_index(tmp_path: Path) -> None:
+    make_tree(tmp_path)
+    run(tmp_path)
+    ignoring = Config().with_overrides(ignore=("TL001",))
+    assert settings_key(ignoring) != settings_key(Config())
+    result = run(tmp_path, ignoring)
+    assert result.files_cached == 0
+    assert result.findings == []  # TL002 alone is not triggered by any file, broken.py included
+    assert run(tmp_path).files_cached == 8  # the first settings' index is still there
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        b"",
+        b"{not json",
+        b'{"format": 1, "key": "x", "entries": []}',
+        b"[1, 2, 3]",
+        b"\xff\xfe\x00garbage",
+    ],
+)
+def test_a_damaged_index_is_ignored_and_rewritten(tmp_path: Path, damage: bytes) -> None:
+    make_tree(tmp_path)
+    expected = run(tmp_path).findings
+    (index,) = (tmp_path / CACHE_DIR_NAME).glob("*.json")
+    index.write_bytes(damage)
+    result = run(tmp_path)
+    assert result.findings == expected and result.files_cached == 0
+    assert run(tmp_path).files_cached == 8
+
+
+def test_a_damaged_entry_is_a_miss(tmp_path: Path) -> None:
+    make_tree(tmp_path)
+    expected = run(tmp_path).findings
+    (index,) = (tmp_path / CACHE_DIR_NAME).glob("*.json")
+    data = json.loads(index.read_text())
+    for key in data["entries"]:
+        if key.endswith("train_0.py"):
+            data["entries"][key][1] = [{"line": "not a finding"}]
+    index.write_text(json.dumps(data))
+    result = run(tmp_path)
+    assert result.findings == expected
+    assert result.files_cached == 7
+
+
+def test_internal_errors_and_unreadable_files_are_not_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, add_rules
+) -> None:
+    make_tree(tmp_path)
+    (tmp_path / "explodes.py").write_text(BUGGY + "# EXPLODE\n")
+    add_rules(exploding_rule())
+    locked = tmp_path / "train_1.py"
+    real_read_bytes = Path.read_bytes
+
+    def read_bytes(path: Path) -> bytes:
+        if path.name == locked.name:
+            raise PermissionError(13, "Permission denied")
+        return real_read_bytes(path)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    for _ in range(2):
+        result = run(tmp_path)
+        assert result.files_cached in (0, 7)
+        codes = {(f.filename, f.code) for f in result.findings}
+        assert ("explodes.py", "TL999") in codes and ("explodes.py", "TL001") in codes
+        assert ("train_1.py", "TL000") in codes
+    assert result.files_cached == 7
+
+
+def test_cache_folder_marks_itself(tmp_path: Path) -> None:
+    make_tree(tmp_path)
+    run(tmp_path)
+    folder = tmp_path / CACHE_DIR_NAME
+    assert (folder / ".gitignore").read_text().strip().endswith("*")
+    assert (folder / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+
+
+def test_an_unwritable_cache_does_not_fail_the_run(tmp_path: Path) -> None:
+    make_tree(tmp_path)
+    (tmp_path / CACHE_DIR_NAME).write_text("a file where the folder should be")
+    result = run(tmp_path)
+    assert {code for _, _, code in summary(result)} == {"TL001", "TL000"}
+
+
+def test_concurrent_runs_leave_a_valid_index(tmp_path: Path) -> None:
+    make_tree(tmp_path, files=40)
+    runs = []
+    for i in range(4):
+        # Each run changes one file, so that every run writes the index.
+        (tmp_path / f"train_{i}.py").write_text(BUGGY + f"# run {i}\n")
+        runs.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "torchlint", "check", "-q", "--jobs", "1", "."],
+                cwd=tmp_path,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+        )
+    for process in runs:
+        _, err = process.communicate(timeout=120)
+        assert process.returncode == 1, err
+    (index,) = (tmp_path / CACHE_DIR_NAME).glob("*.json")
+    entries = json.loads(index.read_text())["entries"]
+    assert len(entries) == 42
+    assert not list((tmp_path / CACHE_DIR_NAME).glob(".tmp-*"))
+
+
+def test_fully_cached_run_does_not_import_libcst(tmp_path: Path) -> None:
+    make_tree(tmp_path)
+
+    def imports() -> str:
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "torchlint", "check", "."],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 1, done.stderr
+        assert "Found" in done.stdout
+        return done.stderr
+
+    assert "libcst" in imports()
+    assert "libcst" not in imports()
+
+
+def test_cli_no_cache_and_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_tree(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    result = runner.invoke(main, ["check", "--no-cache", "."])
+    assert result.exit_code == 1
+    assert not (tmp_path / CACHE_DIR_NAME).exists()
+    assert runner.invoke(main, ["check", "."]).exit_code == 1
+    assert (tmp_path / CACHE_DIR_NAME).is_dir()
+    result = runner.invoke(main, ["clean"])
+    assert result.exit_code == 0 and "removed" in result.output
+    assert not (tmp_path / CACHE_DIR_NAME).exists()
+    result = runner.invoke(main, ["clean"])
+    assert result.exit_code == 0 and "no cache" in result.output
+
+
+def test_cache_lives_next_to_the_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "torchlint.toml").write_text('select = ["ALL"]\n')
+    (tmp_path / "src").mkdir()
+    make_tree(tmp_path / "src")
+    monkeypatch.chdir(tmp_path / "src")
+    assert CliRunner().invoke(main, ["check", "."]).exit_code == 1
+    assert (tmp_path / CACHE_DIR_NAME).is_dir()
+    assert not (tmp_path / "src" / CACHE_DIR_NAME).exists()
+    assert "removed" in CliRunner().invoke(main, ["clean"]).output
+    assert not (tmp_path / CACHE_DIR_NAME).exists()
+
+
+def test_clean_never_follows_a_symlinked_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "keep.txt").write_text("keep")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / CACHE_DIR_NAME).symlink_to(precious, target_is_directory=True)
+    monkeypatch.chdir(work)
+    assert CliRunner().invoke(main, ["clean", "--isolated"]).exit_code == 0
+    assert (precious / "keep.txt").exists()
+    assert not os.path.lexists(work / CACHE_DIR_NAME)

@@ -1,0 +1,201 @@
+"""The result cache: an unchanged file is not checked again.
+
+`.torchlint_cache/` (in the folder of the configuration file, else the working folder)
+holds one JSON index per *settings key*, a hash of everything besides a file's own
+bytes that can change its findings: the cache format, torchlint's version, the Python
+version, the size and time of every module of torchlint, its rules and LibCST (so that
+editing a rule in a development install invalidates the cache), the configuration's
+fingerprint and the enabled rule codes. Inside an index, each file's absolute path maps
+to a hash of its bytes and its findings. Looking a file up costs reading and hashing it;
+no rule and not even LibCST is imported when every file is a hit.
+
+Writers replace an index atomically (a temporary file, then `os.replace`), so concurrent
+runs never leave a torn file: the last writer wins. An index that cannot be read or does
+not have the expected shape is ignored; a cache that cannot be written is skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from torchlint import __version__
+from torchlint.config import Config
+from torchlint.finding import Finding
+from torchlint.registry import RULES_PACKAGE, catalog, is_selected
+
+CACHE_DIR_NAME = ".torchlint_cache"
+FORMAT = 1
+# Indexes of other settings beyond this many (the oldest written first) are removed.
+KEEP_INDEXES = 8
+# Temporary files of runs that died while writing are removed after this long.
+STALE_TEMP_SECONDS = 3600
+_TEMP_PREFIX = ".tmp-"
+_README = "Cache of torchlint results; safe to delete (`torchlint clean`).\n"
+
+
+def cache_dir(config: Config, cwd: Path) -> Path:
+    return (config.root or cwd) / CACHE_DIR_NAME
+
+
+def content_digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def enabled_codes(config: Config) -> list[str]:
+    """Codes of the rules `config` enables, from the rule modules' names (no import)."""
+    return sorted(code for code, name in catalog().items() if is_selected(code, name, config.select, config.ignore))
+
+
+def code_fingerprint() -> list[tuple[str, int, int]]:
+    """Name, size and modification time of every module of torchlint, its rules and LibCST's
+    entry point: cheap to take (a few dozen `stat` calls) and changed by any edit."""
+    stamps: list[tuple[str, int, int]] = []
+    for package in ("torchlint", RULES_PACKAGE):
+        spec = importlib.util.find_spec(package)
+        for folder in (spec.submodule_search_locations or []) if spec else []:
+            stamps.extend(_stamps(Path(folder).rglob("*.py")))
+    libcst = importlib.util.find_spec("libcst")
+    if libcst is not None and libcst.origin:
+        stamps.extend(_stamps([Path(libcst.origin)]))
+    return sorted(stamps)
+
+
+def _stamps(paths: Iterable[Path]) -> list[tuple[str, int, int]]:
+    stamps = []
+    for path in paths:
+        try:
+            info = path.stat()
+        except OSError:
+            continue
+        stamps.append((path.as_posix(), info.st_size, info.st_mtime_ns))
+    return stamps
+
+
+def settings_key(config: Config) -> str:
+    parts: list[Any] = [
+        FORMAT,
+        __version__,
+        list(sys.version_info[:2]),
+        code_fingerprint(),
+        config.fingerprint(),
+        enabled_codes(config),
+    ]
+    return hashlib.blake2b(json.dumps(parts).encode(), digest_size=12).hexdigest()
+
+
+class ResultCache:
+    """Findings by absolute path and content digest, for one settings key."""
+
+    def __init__(self, folder: Path, key: str) -> None:
+        self.folder = folder
+        self.key = key
+        self.path = folder / f"{key}.json"
+        self._entries = self._load()
+        self._seen: set[str] = set()
+        self._changed = False
+
+    @classmethod
+    def open(cls, folder: Path, config: Config) -> ResultCache:
+        return cls(folder, settings_key(config))
+
+    def _load(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_bytes())
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != self.key:
+            return {}
+        entries = data.get("entries")
+        return entries if isinstance(entries, dict) else {}
+
+    def get(self, path: Path, digest: str, filename: str) -> list[Finding] | None:
+        """The findings stored for this file's content, named `filename`; None on a miss."""
+        key = os.path.abspath(path)
+        entry = self._entries.get(key)
+        try:
+            if entry is None or entry[0] != digest:
+                return None
+            findings = [Finding.from_dict({**item, "filename": filename}) for item in entry[1]]
+        except (LookupError, TypeError, ValueError, AttributeError):  # a damaged entry is a miss
+            return None
+        self._seen.add(key)
+        return findings
+
+    def put(self, path: Path, digest: str, findings: Sequence[Finding]) -> None:
+        key = os.path.abspath(path)
+        items = []
+        for finding in findings:
+            item = finding.to_dict()
+            del item["filename"]  # the file is named as the user names it, run by run
+            items.append(item)
+        self._entries[key] = [digest, items]
+        self._seen.add(key)
+        self._changed = True
+
+    def save(self) -> None:
+        """Write the index if anything changed; never fails the run."""
+        if not self._changed:
+            return
+        entries = {
+            key: value for key, value in self._entries.items() if key in self._seen or os.path.exists(key)
+        }
+        try:
+            self._create_folder()
+            handle, temp = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=self.folder)
+            try:
+                with os.fdopen(handle, "w", encoding="utf-8") as out:
+                    json.dump({"format": FORMAT, "key": self.key, "entries": entries}, out, separators=(",", ":"))
+                os.replace(temp, self.path)
+            except BaseException:
+                os.unlink(temp)
+                raise
+            self._prune()
+        except OSError:
+            return
+
+    def _create_folder(self) -> None:
+        if self.folder.is_dir():
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        # Keep the cache out of git and out of backups, as ruff and pytest do.
+        (self.folder / ".gitignore").write_text("# Created by torchlint.\n*\n", encoding="utf-8")
+        (self.folder / "CACHEDIR.TAG").write_text(
+            "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by torchlint.\n",
+            encoding="utf-8",
+        )
+        (self.folder / "README").write_text(_README, encoding="utf-8")
+
+    def _prune(self) -> None:
+        now = time.time()
+        indexes = []
+        for path in self.folder.iterdir():
+            try:
+                modified = path.stat().st_mtime
+            except OSError:
+                continue
+            if path.name.startswith(_TEMP_PREFIX) and now - modified > STALE_TEMP_SECONDS:
+                path.unlink(missing_ok=True)
+            elif path.suffix == ".json" and path != self.path:
+                indexes.append((modified, path))
+        for _, path in sorted(indexes, reverse=True)[KEEP_INDEXES - 1 :]:
+            path.unlink(missing_ok=True)
+
+
+def clean(folder: Path) -> bool:
+    """Remove the cache folder; False if there was none."""
+    if folder.is_symlink():
+        folder.unlink()
+        return True
+    if not folder.is_dir():
+        return False
+    shutil.rmtree(folder)
+    return True
