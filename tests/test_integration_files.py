@@ -52,4 +52,7 @@ def test_probe_workflow_runs_on_a_self_hosted_gpu_runner(repo: Path) -> None:
     (job,) = workflow["jobs"].values()
     assert {"self-hosted", "gpu"} <= set(job["runs-on"])
     runs = [step["run"] for step in job["steps"] if "run" in step]
-    assert "torchlint probe fixtures/ --report probe.json --junit probe.xml" in runs
+    assert "torchlint probe fixtures/ --format sarif --output probe.sarif --report probe.json --junit probe.xml" in runs
+    upload = next(step for step in job["steps"] if step.get("uses", "").startswith("github/codeql-action/upload-sarif@"))
+    assert upload["with"]["sarif_file"] == "probe.sarif"
+    assert job["permissions"]["security-events"] == "write"

@@ -9,10 +9,13 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
+from conftest import FIXTURES
 from probe_support import CPU, DATA, line_of
+from test_formats import validate_sarif
 
 from torchlint.cli import main
+from torchlint.discovery import display_path
 
 NO_RULES = ["--all", "--ignore", "ALL"]
 
@@ -113,3 +116,36 @@ def test_cuda_device_required_but_absent() -> None:
 def test_the_command_line_imports_no_torch() -> None:
     check = "import sys, torchlint.cli, torchlint.runtime_probe.api; sys.exit('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", check], cwd="/").returncode == 0
+
+
+@pytest.fixture(scope="module")
+def sarif_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Result, dict]:
+    """One probe of a fixture whose bug the CPU confirms and one whose checks need a GPU."""
+    out = tmp_path_factory.mktemp("sarif") / "probe.sarif"
+    scripts = [str(FIXTURES / "tl001_zero_grad_once_per_epoch.py"), str(FIXTURES / "tl002_matmul_benchmark.py")]
+    result = CliRunner().invoke(main, ["probe", "--device", "cpu", "--max-steps", "6", "--format", "sarif", "-o", str(out), *scripts])
+    return result, validate_sarif(out.read_text(encoding="utf-8"))
+
+
+def test_probe_sarif_lists_confirmed_bugs_and_checks_that_need_a_gpu(sarif_run: tuple[Result, dict]) -> None:
+    result, sarif = sarif_run
+    assert result.exit_code == 1, result.output
+    assert "TL001 [missing-zero-grad] confirmed" in result.stdout, "the text report still shows progress"
+    results = sarif["runs"][0]["results"]
+    levels = {(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]): r["level"] for r in results}
+    assert levels == {("TL001", 28): "error", ("TL002", 20): "note", ("TL002", 30): "note", ("TL002", 42): "note"}
+    [confirmed] = [r for r in results if r["ruleId"] == "TL001"]
+    assert confirmed["message"]["text"].startswith("confirmed at runtime: ")
+    assert "steps" in confirmed["message"]["text"]
+    rules = {rule["id"]: rule for rule in sarif["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules["TL001"]["helpUri"].endswith("docs/rules/TL001.md")
+
+
+def test_probe_github_annotations_go_to_stdout_and_progress_to_stderr() -> None:
+    path = FIXTURES / "tl001_zero_grad_once_per_epoch.py"
+    result = CliRunner().invoke(main, ["probe", "--device", "cpu", "--max-steps", "4", "--format", "github", str(path)])
+    assert result.exit_code == 1, result.output
+    [line] = result.stdout.splitlines()
+    assert line.startswith(f"::error file={display_path(path, Path.cwd())},line=28,")
+    assert "title=TL001 missing-zero-grad::confirmed at runtime: " in line
+    assert "Probed 1 script" in result.stderr

@@ -7,12 +7,18 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
 import click
 
 from torchlint.config import DEVICES, ConfigError
 from torchlint.discovery import MissingPathError
 
+if TYPE_CHECKING:
+    from torchlint.runtime_probe.api import ProbeResult
+
 SCRIPT_ARGS = "script_args"
+FORMATS = ("text", "json", "sarif", "github", "junit")
 
 
 class _ProbeCommand(click.Command):
@@ -59,6 +65,8 @@ def _probe(
     nproc_per_node: int,
     report: str | None,
     junit: str | None,
+    output_format: str,
+    output: str | None,
     select: tuple[str, ...],
     ignore: tuple[str, ...],
     config_file: str | None,
@@ -89,24 +97,50 @@ def _probe(
             f"arguments after `--` are for one script, but {len(chosen.scripts)} would run; "
             "give per-script `args` in [tool.torchlint.probe.scripts] instead"
         )
+    # The text report shows progress as scripts finish; beside a machine-readable format
+    # on stdout it goes to stderr.
+    progress_to_stderr = output_format != "text" and output is None
     results: list[ScriptResult] = []
     for path, findings in chosen.scripts:
         result = probe_script(path, findings, config, options, cwd)
-        click.echo(text_report.render_script(result))
+        click.echo(text_report.render_script(result), err=progress_to_stderr)
         results.append(result)
     outcome = ProbeResult(tuple(results), chosen.skipped, chosen.files_checked)
     if results:
-        click.echo(text_report.render_summary(outcome), nl=False)
+        click.echo(text_report.render_summary(outcome), nl=False, err=progress_to_stderr)
     else:
         for skipped in chosen.skipped:
-            click.echo(f"skipped {skipped.path}: {skipped.reason}")
+            click.echo(f"skipped {skipped.path}: {skipped.reason}", err=progress_to_stderr)
         hint = "" if probe_all else " (--all probes scripts without static findings)"
-        click.echo(f"Nothing to probe: no runnable script has static findings{hint}.")
+        click.echo(f"Nothing to probe: no runnable script has static findings{hint}.", err=progress_to_stderr)
+    if output is not None:
+        _write(output, _formatted(outcome, output_format, cwd))
+    elif output_format != "text":
+        click.echo(_formatted(outcome, output_format, cwd), nl=False)
     if report:
         _write(report, json_report.render(outcome))
     if junit:
         _write(junit, junit_report.render(outcome))
     sys.exit(EXIT_FINDINGS if outcome.has_findings else EXIT_CLEAN)
+
+
+def _formatted(outcome: ProbeResult, output_format: str, cwd: Path) -> str:
+    from torchlint import __version__
+    from torchlint.registry import RuleMetas
+    from torchlint.report import ReportContext, render
+    from torchlint.runtime_probe import json_report, junit_report, text_report
+    from torchlint.runtime_probe.annotations import as_findings
+
+    if output_format == "text":
+        return "".join(text_report.render_script(s) + "\n" for s in outcome.scripts) + text_report.render_summary(outcome)
+    if output_format == "json":
+        return json_report.render(outcome)
+    if output_format == "junit":
+        return junit_report.render(outcome)
+    context = ReportContext(
+        files_checked=len(outcome.scripts), rules=RuleMetas(), version=__version__, cwd=cwd, show_source=False
+    )
+    return render(output_format, as_findings(outcome), context)
 
 
 _OPTIONS = (
@@ -118,6 +152,15 @@ _OPTIONS = (
     click.option("--nproc-per-node", type=click.IntRange(min=1), default=1, show_default=True, help="Launch through torchrun with N ranks."),
     click.option("--report", type=click.Path(dir_okay=False), help="Write the JSON report to FILE."),
     click.option("--junit", type=click.Path(dir_okay=False), help="Write JUnit XML to FILE, one test case per script."),
+    click.option(
+        "--format",
+        "output_format",
+        type=click.Choice(FORMATS),
+        default="text",
+        show_default=True,
+        help="Report format; sarif and github list what was confirmed or found, and checks that need a GPU.",
+    ),
+    click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report to FILE."),
     click.option("--select", multiple=True, help="Static rules whose findings select scripts (comma-separated)."),
     click.option("--ignore", multiple=True, help="Static rules to leave out (comma-separated)."),
 )
