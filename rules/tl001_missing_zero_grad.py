@@ -57,7 +57,7 @@ class MissingZeroGrad(Rule):
     CODE = "TL001"
     NAME = "missing-zero-grad"
     SUMMARY = "Training loop steps the optimizer but never clears gradients"
-    TRIGGERS = (("backward",), ("step",))
+    TRIGGERS = (("backward",), ("step(",))
     CONFIRMED_BY = ("TL102",)
 
     VALID = [

@@ -124,7 +124,10 @@ class UnsynchronizedTiming(Rule):
     NAME = "unsynchronized-timing"
     SUMMARY = "Wall-clock timing of CUDA work without synchronizing first"
     SEVERITY = Severity.WARNING
-    TRIGGERS = (("time", "default_timer", "datetime", "elapsed_time"), ("cuda",))
+    TRIGGERS = (
+        ("time(", "time_ns(", "time.time", "perf_counter", "monotonic", "default_timer", "now(", "elapsed_time"),
+        ("cuda",),
+    )
     CONFIRMED_BY = ("TL002",)
 
     VALID = [

@@ -60,7 +60,7 @@ class ZeroGradBeforeStep(Rule):
     CODE = "TL005"
     NAME = "zero-grad-before-step"
     SUMMARY = "Gradients are cleared between backward() and the optimizer step"
-    TRIGGERS = (("backward",), ("step",), ("grad",))
+    TRIGGERS = (("backward",), ("step(",), ("grad",))
     CONFIRMED_BY = ("TL005",)
 
     VALID = [

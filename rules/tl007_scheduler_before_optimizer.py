@@ -75,7 +75,7 @@ class SchedulerBeforeOptimizer(Rule):
     NAME = "scheduler-before-optimizer"
     SUMMARY = "Learning-rate scheduler steps before the optimizer in an iteration"
     SEVERITY = Severity.WARNING
-    TRIGGERS = (("sched",), ("step",))
+    TRIGGERS = (("sched",), ("step(",))
     CONFIRMED_BY = ("TL007",)
 
     VALID = [

@@ -71,7 +71,7 @@ class UnscaledAccumulationLoss(Rule):
     NAME = "unscaled-accumulation-loss"
     SUMMARY = "Gradient accumulation without dividing the loss by the number of steps"
     SEVERITY = Severity.WARNING
-    TRIGGERS = (("backward",), ("step",), ("%", "acc", "micro"))
+    TRIGGERS = (("backward",), ("step(",), ("%", "acc", "micro"))
     CONFIRMED_BY = ()
 
     VALID = [

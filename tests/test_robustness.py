@@ -79,6 +79,11 @@ DEEP_INPUTS = {
     + "loss.backward(); optimizer.step()\n",
     "elif_chain.py": ELIF.format("    elif b:\n        pass\n" * 1500),
     "elif_chain_too_deep.py": ELIF.format("    elif b:\n        pass\n" * 9000),
+    # Chains spread over many lines inside brackets, and nesting inside a string's fields.
+    "sum_over_lines_too_deep.py": LOOP.format("y = (\n" + "        a +\n" * 20000 + "        a)"),
+    "strings_over_lines_too_deep.py": LOOP.format("y = (\n" + '        "a"\n' * 20000 + "    )"),
+    "fstring_field_too_deep.py": LOOP.format('y = f"""{' + "(" * 3000 + "1" + ")" * 3000 + '}"""'),
+    "brackets_in_strings_and_comments.py": LOOP.format('y = ")" + "(" * 2  # ((\n    z = ' + "(" * 180 + "1" + ")" * 180),
 }
 
 
@@ -104,6 +109,17 @@ def test_deep_nesting_never_crashes(tmp_path: Path) -> None:
             assert codes == {"TL000"}, name
         else:
             assert codes == {"TL001"}, name
+
+
+def test_only_plainly_shallow_code_skips_the_guarding_parse() -> None:
+    from torchlint.engine import plainly_shallow
+
+    assert plainly_shallow(LOOP.format('y = f"{a[(1)]}" + "(" + """[0, 1)"""  # )'))
+    assert plainly_shallow(DEEP_INPUTS["parentheses.py"])
+    for name, source in DEEP_INPUTS.items():
+        if name.endswith(("_too_deep.py", "_too_long.py")):
+            assert not plainly_shallow(source), name
+    assert not plainly_shallow(LOOP.format("y = (" + "a" + ")" * 1 + ")"))  # unbalanced
 
 
 def test_ten_megabyte_files(tmp_path: Path) -> None:
