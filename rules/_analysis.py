@@ -113,6 +113,10 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return out
 
 
+# Lists up to this long are sorted on each `Index.sorted_orders` call, not cached.
+UNCACHED_ORDERS = 16
+
+
 class Index:
     """Parents, source order and nodes by type for one module."""
 
@@ -184,11 +188,14 @@ class Index:
 
     def sorted_orders(self, nodes: Sequence[cst.CSTNode]) -> tuple[list[int], list[int]]:
         """The source-order numbers of `nodes`, sorted, and each one's position in `nodes`;
-        computed once per list (which must not change afterwards)."""
+        computed once per long list (which must not change afterwards). Short lists, often
+        built afresh for each call, are sorted each time rather than kept."""
         cached = self._sorted_orders.get(id(nodes))
         if cached is None or cached[0] is not nodes:
             pairs = sorted((self._enter[id(node)], position) for position, node in enumerate(nodes))
-            cached = self._sorted_orders[id(nodes)] = (nodes, [o for o, _ in pairs], [p for _, p in pairs])
+            cached = (nodes, [o for o, _ in pairs], [p for _, p in pairs])
+            if len(nodes) > UNCACHED_ORDERS:
+                self._sorted_orders[id(nodes)] = cached
         return cached[1], cached[2]
 
     def _orders_of(self, node_type: type) -> list[int]:
@@ -640,6 +647,15 @@ class Training:
         own_model = self.models.get(stepped)
         other_models = {self.models.get(o) for o in others if o is not None} - {None}
         return not (own_model is not None and cleared != own_model and cleared in other_models)
+
+    def loops_running(self, kind: list[N], funcs: Functions) -> dict[int, list[cst.For | cst.While]]:
+        """Each event of `kind`, by id, to the loops whose body runs it (inside the body or
+        in local functions it reaches), in source order: one pass over the loops."""
+        running: dict[int, list[cst.For | cst.While]] = defaultdict(list)
+        for loop in self.idx.nodes(cst.For, cst.While):
+            for event in self.events_in(kind, loop.body, funcs):
+                running[id(event)].append(loop)
+        return running
 
     def events_in(self, kind: list[N], scope: cst.CSTNode, funcs: Functions) -> list[N]:
         """Events of `kind` that run when `scope` runs: inside it or in local functions it reaches."""
@@ -1392,14 +1408,15 @@ class Flow:
         self.idx = idx
         self.funcs = funcs
 
-    def events(self, scope: cst.CSTNode, nodes: Iterable[cst.CSTNode]) -> list[Event]:
+    def events(self, scope: cst.CSTNode, nodes: Sequence[cst.CSTNode]) -> list[Event]:
         """Those of `nodes` that one run of `scope` (a module, a function, a loop body)
         executes, in execution order: operands before operations, each loop body once,
-        a local helper's events at its call. Nested functions run only where called."""
-        wanted = sorted(nodes, key=self.idx.order)
+        a local helper's events at its call. Nested functions run only where called.
+        Pass the same unchanged list of `nodes` for every scope: it is sorted only once,
+        and each scope then costs the events it runs, not all of them."""
         frames: dict[int, list[Event]] = {}
         root = scope.body if isinstance(scope, cst.FunctionDef) else scope
-        found = self._frame(root, self._owner(scope), wanted, frames, (id(scope),))
+        found = self._frame(root, self._owner(scope), nodes, frames, (id(scope),))
         return sorted(found, key=self._key)
 
     def _owner(self, scope: cst.CSTNode) -> cst.CSTNode:
@@ -1411,17 +1428,17 @@ class Flow:
         self,
         root: cst.CSTNode,
         owner: cst.CSTNode,
-        wanted: list[cst.CSTNode],
+        wanted: Sequence[cst.CSTNode],
         frames: dict[int, list[Event]],
         stack: tuple[int, ...],
     ) -> list[Event]:
         idx = self.idx
         lo, hi = idx.order(root), idx.end(root)
-        orders = [idx.order(n) for n in wanted]
+        orders, positions = idx.sorted_orders(wanted)
         out = [
-            self._event(root, (node,))
-            for node in wanted[bisect_left(orders, lo) : bisect_right(orders, hi)]
-            if idx.scope(node) is owner
+            self._event(root, (wanted[position],))
+            for position in positions[bisect_left(orders, lo) : bisect_right(orders, hi)]
+            if idx.scope(wanted[position]) is owner
         ]
         if len(stack) > MAX_INLINE_DEPTH:
             return out

@@ -353,8 +353,9 @@ class SchedulerBeforeOptimizer(Rule):
         flow = an.flow(ctx)
         is_scheduled = {id(c) for c in scheduled}
         reported: set[int] = set()
-        for scope in an.running_scopes(idx, an.functions(ctx), [*scheduled, *train.steps]):
-            events = flow.events(scope, [*scheduled, *train.steps])
+        interesting = [*scheduled, *train.steps]
+        for scope in an.running_scopes(idx, an.functions(ctx), interesting):
+            events = flow.events(scope, interesting)
             for i, event in enumerate(events):
                 if id(event.node) not in is_scheduled or id(event.node) in reported:
                     continue

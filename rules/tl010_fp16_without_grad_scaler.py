@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import defaultdict
 from typing import Iterator
 
 import libcst as cst
@@ -398,6 +399,9 @@ class _Amp:
         self.funcs = an.functions(ctx)
         self.train = train
         self._assigned: dict[str, list[cst.BaseExpression]] | None = None
+        self._updates: list[cst.Call] | None = None
+        self._loops_running_steps: dict[int, list[cst.For | cst.While]] | None = None
+        self._backward_by_scope: dict[int, list[cst.Call]] | None = None
 
     # -- float16 autocast ----------------------------------------------------------------
 
@@ -511,8 +515,12 @@ class _Amp:
     def _backward_follows(self, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
         """A backward pass of `scope` runs inside `node` or after it within the same iteration."""
         loops = {id(loop) for loop in an.enclosing_loops(self.idx, node)}
-        for backward in self.train.backward:
-            if self.idx.scope(backward) is not scope or an.in_grad_free_block(self.idx, backward, self.imps):
+        if self._backward_by_scope is None:
+            self._backward_by_scope = defaultdict(list)
+            for backward in self.train.backward:
+                self._backward_by_scope[id(self.idx.scope(backward))].append(backward)
+        for backward in self._backward_by_scope.get(id(scope), []):
+            if an.in_grad_free_block(self.idx, backward, self.imps):
                 continue
             if an.receiver(backward) is not None and an.positional(backward):
                 continue  # `optimizer.backward(loss)`: an fp16 optimizer or engine scales the loss
@@ -542,16 +550,11 @@ class _Amp:
         scaler = an.receiver(step)
         if scaler is None or self.train.optimizer_of(step) is scaler:
             return False  # an optimizer's own step(), not `scaler.step(optimizer)`
-        updates = [
-            c
-            for c in self.idx.nodes(cst.Call)
-            if an.method_name(c) == "update" and _same_scaler(an.receiver(c), scaler)
-        ]
-        loops = [
-            loop
-            for loop in self.idx.nodes(cst.For, cst.While)
-            if self.train.events_in([step], loop.body, self.funcs)
-        ]
+        if self._updates is None or self._loops_running_steps is None:
+            self._updates = [c for c in self.idx.nodes(cst.Call) if an.method_name(c) == "update"]
+            self._loops_running_steps = self.train.loops_running(self.train.steps, self.funcs)
+        updates = [c for c in self._updates if _same_scaler(an.receiver(c), scaler)]
+        loops = self._loops_running_steps.get(id(step), [])
         if not loops:
             return False
         if not any(self.train.events_in(updates, loop.body, self.funcs) for loop in loops):

@@ -376,8 +376,9 @@ class UnscaledAccumulationLoss(Rule):
         divisors = _divisors(idx)
         reported: set[int] = set()
         loops: list[cst.For | cst.While] = [*idx.nodes(cst.For), *idx.nodes(cst.While)]
+        interesting = [*train.backward, *train.steps]
         for loop in loops:
-            events = flow.events(loop.body, [*train.backward, *train.steps])
+            events = flow.events(loop.body, interesting)
             for acc in _accumulations(idx, an.imports(ctx), train, events, loop):
                 if id(acc.backward) in reported or _scaled(ctx, idx, funcs, acc, divisors):
                     continue
