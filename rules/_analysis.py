@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Sequence, TypeVar
 
 import libcst as cst
-import libcst.matchers as m
 
 from torchlint.rule import FileContext
 
@@ -562,10 +561,6 @@ def in_grad_free_block(idx: Index, node: cst.CSTNode, imps: Imports, stop_at_fun
 
 # ---------------------------------------------------------------------------
 # Small shared predicates.
-
-
-def matches_any(node: cst.CSTNode, matchers: Sequence[m.BaseMatcherNode]) -> bool:
-    return any(m.matches(node, matcher) for matcher in matchers)
 
 
 def first(items: Iterable[N], predicate: Callable[[N], bool]) -> N | None:
