@@ -11,7 +11,8 @@ Tasks go out biggest first (by the caller's weights) in batches of similar total
 so that one large file cannot end the run alone on one core; results come back in task
 order whatever order the workers finish in. Heavy tasks (a huge file's syntax tree can
 take hundreds of megabytes) run one at a time, each in a worker that is replaced after
-it, so that memory peaks do not add up across workers and are handed back at once.
+it, so that memory peaks do not add up across workers and are handed back at once; a
+heavy task starts in a fresh worker too, whose memory no earlier task has fragmented.
 """
 
 from __future__ import annotations
@@ -162,27 +163,29 @@ class _Pool(Generic[T, R]):
         limit = self.setup.heavy_weight
         return limit is not None and any(self.weights[index] >= limit for index, _ in batch)
 
-    def _next_batch(self) -> Batch[T] | None:
-        """The first queued batch that may start now: not a heavy one while another runs."""
+    def _next_batch(self, fresh: bool) -> Batch[T] | None:
+        """The first queued batch that may start now in a fresh worker (`fresh`) or in one
+        that has run other batches: a heavy batch only in a fresh worker, and not while
+        another heavy one runs."""
         heavy_running = any(self._heavy(worker.batch) for worker in self.workers)
         for position, batch in enumerate(self.queue):
-            if not (heavy_running and self._heavy(batch)):
+            if not (self._heavy(batch) and (heavy_running or not fresh)):
                 del self.queue[position]
                 return batch
         return None
 
     def _dispatch(self) -> None:
-        """Give idle workers a batch (or stop them when none is left), start workers while
-        there is work for them, and once all else is done, retry one suspect alone."""
+        """Give idle workers a light batch (or stop them when none is left: heavy batches
+        start in fresh workers), start workers while there is work for them, and once all
+        else is done, retry one suspect alone."""
         for worker in [w for w in self.workers if not w.batch]:
-            batch = self._next_batch()
+            batch = self._next_batch(fresh=False)
             if batch is not None:
                 self._send(worker, batch)
-            elif not self.queue:
+            else:
                 self._stop(worker)
-            # else it waits until the heavy batch ahead of the queue may start
         while len(self.workers) < self.jobs:
-            batch = self._next_batch()
+            batch = self._next_batch(fresh=True)
             if batch is None:
                 break
             self._start(batch, isolated=False)
