@@ -17,7 +17,7 @@ from typing import Iterable, Iterator, Sequence
 from torchlint.cache import ResultCache, content_digest
 from torchlint.config import Config
 from torchlint.discovery import discover, display_path
-from torchlint.finding import INTERNAL_ERROR_CODE, INTERNAL_ERROR_NAME, Finding, Severity
+from torchlint.finding import INTERNAL_ERROR_CODE, Finding, file_problem
 from torchlint.registry import all_rules, is_selected, matches
 from torchlint.rule import Rule
 from torchlint.sources import SourceFile, Unreadable, decode, read_bytes
@@ -252,15 +252,4 @@ def _size(path: Path) -> int:
 
 
 def _crash(name: str, reason: str) -> Finding:
-    return Finding(
-        filename=name,
-        cell=0,
-        line=1,
-        column=1,
-        end_line=1,
-        end_column=1,
-        code=INTERNAL_ERROR_CODE,
-        name=INTERNAL_ERROR_NAME,
-        message=f"torchlint could not check this file: {reason}; please report this",
-        severity=Severity.ERROR,
-    )
+    return file_problem(name, INTERNAL_ERROR_CODE, f"torchlint could not check this file: {reason}; please report this")

@@ -21,13 +21,11 @@ import libcst as cst
 
 from torchlint.finding import (
     INTERNAL_ERROR_CODE,
-    INTERNAL_ERROR_NAME,
     PARSE_ERROR_CODE,
-    PARSE_ERROR_NAME,
     Edit,
     Finding,
     Fix,
-    Severity,
+    file_problem,
 )
 from torchlint.positions import node_positions
 from torchlint.rule import FileContext, FixSpec, Report, Rule
@@ -200,39 +198,18 @@ def _check_boolean_chains(tree: ast.AST) -> None:
 
 
 def parse_error(filename: str, line: int, column: int, reason: str) -> Finding:
-    return Finding(
-        filename=filename,
-        cell=0,
-        line=line,
-        column=column,
-        end_line=line,
-        end_column=column,
-        code=PARSE_ERROR_CODE,
-        name=PARSE_ERROR_NAME,
-        message=f"cannot parse this file: {reason}",
-        severity=Severity.ERROR,
-    )
+    return file_problem(filename, PARSE_ERROR_CODE, f"cannot parse this file: {reason}", line, column)
 
 
 def internal_error(filename: str, rule: Rule, exc: BaseException) -> Finding:
     frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     where = f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}" if frame else ""
     reason = one_line(f"{type(exc).__name__}: {exc}")
-    return Finding(
-        filename=filename,
-        cell=0,
-        line=1,
-        column=1,
-        end_line=1,
-        end_column=1,
-        code=INTERNAL_ERROR_CODE,
-        name=INTERNAL_ERROR_NAME,
-        message=(
-            f"rule {rule.CODE} ({rule.NAME}) failed on this file: "
-            f"{reason}{where}; its other findings were kept, please report this"
-        ),
-        severity=Severity.ERROR,
+    message = (
+        f"rule {rule.CODE} ({rule.NAME}) failed on this file: "
+        f"{reason}{where}; its other findings were kept, please report this"
     )
+    return file_problem(filename, INTERNAL_ERROR_CODE, message)
 
 
 def one_line(text: str, limit: int = 200) -> str:

@@ -115,3 +115,21 @@ class Finding:
                 edits=tuple(Edit(**e) for e in fix["edits"]),
             ),
         )
+
+
+def file_problem(filename: str, code: str, message: str, line: int = 1, column: int = 1) -> Finding:
+    """A finding about the file rather than its code: `TL000` (cannot be read or parsed,
+    at the offending position) or `TL999` (torchlint failed on it)."""
+    name = PARSE_ERROR_NAME if code == PARSE_ERROR_CODE else INTERNAL_ERROR_NAME
+    return Finding(
+        filename=filename,
+        cell=0,
+        line=line,
+        column=column,
+        end_line=line,
+        end_column=column,
+        code=code,
+        name=name,
+        message=message,
+        severity=Severity.ERROR,
+    )
