@@ -17,13 +17,16 @@ import sys
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Sequence, TypeVar
+from typing import Callable, Iterable, Iterator, Sequence, TypeVar, cast, overload
 
 import libcst as cst
 
 from torchlint.rule import FileContext
 
 N = TypeVar("N", bound=cst.CSTNode)
+M = TypeVar("M", bound=cst.CSTNode)
+O = TypeVar("O", bound=cst.CSTNode)
+P = TypeVar("P", bound=cst.CSTNode)
 
 # ---------------------------------------------------------------------------
 # The index: one walk over the tree.
@@ -144,12 +147,19 @@ class Index:
                 parent[id(child)] = node
                 stack.append((child, False))
 
-    def nodes(self, *types: type[N]) -> list[N]:
+    @overload
+    def nodes(self, first: type[N], /) -> list[N]: ...
+    @overload
+    def nodes(self, first: type[N], second: type[M], /) -> list[N | M]: ...
+    @overload
+    def nodes(self, first: type[N], second: type[M], third: type[O], /) -> list[N | M | O]: ...
+
+    def nodes(self, *types: type[cst.CSTNode]) -> list[cst.CSTNode]:  # type: ignore[misc]
         """All nodes of the given types, in source order."""
         if len(types) == 1:
-            return list(self._by_type.get(types[0], ()))  # type: ignore[arg-type]
+            return list(self._by_type.get(types[0], ()))
         found = [n for t in types for n in self._by_type.get(t, ())]
-        return sorted(found, key=self.order)  # type: ignore[arg-type]
+        return sorted(found, key=self.order)
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self._parent.get(id(node))
@@ -171,16 +181,29 @@ class Index:
     def contains(self, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
         return self._enter[id(outer)] <= self._enter[id(inner)] <= self._exit[id(outer)]
 
-    def within(self, scope: cst.CSTNode, *types: type[N]) -> list[N]:
+    @overload
+    def within(self, scope: cst.CSTNode, first: type[N], /) -> list[N]: ...
+    @overload
+    def within(self, scope: cst.CSTNode, first: type[N], second: type[M], /) -> list[N | M]: ...
+    @overload
+    def within(
+        self, scope: cst.CSTNode, first: type[N], second: type[M], third: type[O], /
+    ) -> list[N | M | O]: ...
+    @overload
+    def within(
+        self, scope: cst.CSTNode, first: type[N], second: type[M], third: type[O], fourth: type[P], /
+    ) -> list[N | M | O | P]: ...
+
+    def within(self, scope: cst.CSTNode, *types: type[cst.CSTNode]) -> list[cst.CSTNode]:  # type: ignore[misc]
         """Nodes of `types` inside `scope` (itself included), in source order."""
         lo, hi = self._enter[id(scope)], self._exit[id(scope)]
-        found: list[N] = []
+        found: list[cst.CSTNode] = []
         for node_type in types:
             nodes = self._by_type.get(node_type)
             if not nodes:
                 continue
             orders = self._orders_of(node_type)
-            found.extend(nodes[bisect_left(orders, lo) : bisect_right(orders, hi)])  # type: ignore[arg-type]
+            found.extend(nodes[bisect_left(orders, lo) : bisect_right(orders, hi)])
         if len(types) > 1:
             found.sort(key=self.order)
         return found
@@ -212,7 +235,7 @@ class Index:
     def scope(self, node: cst.CSTNode) -> cst.FunctionDef | cst.Lambda | cst.Module:
         """The function (or lambda, or module) whose code `node` belongs to."""
         found = self.enclosing(node, (cst.FunctionDef, cst.Lambda))
-        return found if found is not None else self.module
+        return cast("cst.FunctionDef | cst.Lambda", found) if found is not None else self.module
 
     def statement(self, node: cst.CSTNode) -> cst.CSTNode:
         """The innermost statement (simple or compound) that holds `node`."""
@@ -309,11 +332,11 @@ def _build_imports(ctx: FileContext) -> Imports:
             else:
                 head = full.partition(".")[0]
                 aliases[head] = head
-    for node in idx.nodes(cst.ImportFrom):
-        if isinstance(node.names, cst.ImportStar):
+    for from_node in idx.nodes(cst.ImportFrom):
+        if isinstance(from_node.names, cst.ImportStar):
             continue
-        base = "." * len(node.relative) + _module_name(node.module)
-        for alias in node.names:
+        base = "." * len(from_node.relative) + _module_name(from_node.module)
+        for alias in from_node.names:
             imported = _module_name(alias.name)
             local = imported
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):

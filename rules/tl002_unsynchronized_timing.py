@@ -504,7 +504,7 @@ class _Timing:
         position = {id(s.node): i for i, s in enumerate(steps)}
         for i, step in enumerate(steps):
             node = step.node
-            if self.is_clock(node):
+            if isinstance(node, cst.Call) and self.is_clock(node):
                 start = self._start_of(steps, position, i)
                 if start is not None and self._pending(steps[start + 1 : i], len(steps[start].loops)):
                     yield rule.report(node, self._clock_message(node))

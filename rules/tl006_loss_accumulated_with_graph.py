@@ -528,9 +528,9 @@ def _accumulations(idx: an.Index, loop: cst.For | cst.While, meters: set[str]) -
                 yield _Accumulation(node, owner, item)
         elif isinstance(node, cst.Call) and an.method_name(node) == "update" and an.positional(node):
             owner = an.receiver(node)
-            item = _loss_operand(an.positional(node)[0].value)
-            if owner is not None and an.dotted(owner) in meters and item is not None:
-                yield _Accumulation(node, owner, item)
+            loss = _loss_operand(an.positional(node)[0].value)
+            if owner is not None and an.dotted(owner) in meters and loss is not None:
+                yield _Accumulation(node, owner, loss)
 
 
 def _meters(ctx: FileContext, idx: an.Index) -> set[str]:

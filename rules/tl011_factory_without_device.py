@@ -943,12 +943,12 @@ class _Finder:
     ) -> Flow | None:
         if call.func is current:  # a method of the CPU tensor: `t.to(...)`, `t.masked_fill(...)`
             assert isinstance(current, cst.Attribute)
-            name = current.attr.value
-            if name in MOVES and (name != "to" or not _dtype_only(call, self.imps)):
+            method = current.attr.value
+            if method in MOVES and (method != "to" or not _dtype_only(call, self.imps)):
                 return Flow.MOVED
-            if name in HOST_READS or name in METADATA_CALLS or (name in REDUCTIONS and not call.args):
+            if method in HOST_READS or method in METADATA_CALLS or (method in REDUCTIONS and not call.args):
                 return Flow.NONE  # `t.max()`: a 0-dim tensor
-            if name not in SCALAR_ARG_METHODS and any(self.on_device(arg.value, func) for arg in call.args):
+            if method not in SCALAR_ARG_METHODS and any(self.on_device(arg.value, func) for arg in call.args):
                 return Flow.MIXED
             return None
         if not isinstance(current, cst.Arg):
@@ -1325,6 +1325,7 @@ def _sizes(call: cst.Call) -> list[cst.BaseExpression] | None:
     short = an.last_name(call.func)
     size_kw = an.keyword(call, "size")
     args = an.positional(call)
+    shape: cst.BaseExpression | None
     if size_kw is not None:
         shape = size_kw.value
     elif short == "randint":
@@ -1430,7 +1431,7 @@ def _dead_branch(idx: an.Index, method: cst.FunctionDef, site: cst.Call, node: c
         if not isinstance(ancestor, cst.If) or not idx.contains(ancestor.body, node):
             continue
         name = _tested_not_none(ancestor.test)
-        param = next((p for p in method.params.params + method.params.kwonly_params if p.name.value == name), None)
+        param = next((p for p in (*method.params.params, *method.params.kwonly_params) if p.name.value == name), None)
         if (
             param is not None
             and isinstance(param.default, cst.Name)

@@ -549,7 +549,7 @@ class _Finder:
         if not raw:
             return None
         scope = self.idx.scope(loop)
-        events: list[cst.CSTNode] = [*self.idx.within(loop.body, cst.Assign), *self.idx.within(loop.body, cst.Call)]
+        events: list[cst.Assign | cst.Call] = [*self.idx.within(loop.body, cst.Assign), *self.idx.within(loop.body, cst.Call)]
         events.sort(key=self.idx.order)
         for node in events:
             if self.idx.scope(node) is not scope:

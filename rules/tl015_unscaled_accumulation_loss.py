@@ -494,7 +494,7 @@ def _only_continues(block: cst.BaseSuite) -> bool:
         and isinstance(statements[0], (cst.SimpleStatementLine, cst.SimpleStatementSuite))
         and any(
             isinstance(s, cst.Continue)
-            for s in statements[0].body  # type: ignore[union-attr]
+            for s in statements[0].body
         )
     )
 
