@@ -914,15 +914,35 @@ _BINDING_NODES: tuple[type[cst.CSTNode], ...] = (
 )
 
 
+def target_elements(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """What an assignment target assigns to: `a`, `x.a`, `x[i]`, each leaf of `a, (b, *c)`."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [leaf for element in target.elements for leaf in target_elements(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return target_elements(target.value)
+    return [target]
+
+
 def target_names(target: cst.BaseExpression) -> list[cst.Name]:
     """Bare names bound by an assignment target (`a`, `a, (b, *c)`); not `x.a` or `x[i]`."""
-    if isinstance(target, cst.Name):
-        return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for el in target.elements for n in target_names(el.value)]
-    if isinstance(target, cst.StarredElement):
-        return target_names(target.value)
-    return []
+    return [leaf for leaf in target_elements(target) if isinstance(leaf, cst.Name)]
+
+
+def assigned_values(ctx: FileContext) -> dict[str, list[cst.BaseExpression]]:
+    """Dotted name (`device`, `self.model`) -> every value assigned to it in the module by a
+    plain `=` (the whole right-hand side for each name of a tuple target)."""
+    return ctx.analysis(_build_assigned_values)
+
+
+def _build_assigned_values(ctx: FileContext) -> dict[str, list[cst.BaseExpression]]:
+    table: dict[str, list[cst.BaseExpression]] = defaultdict(list)
+    for assign in index(ctx).nodes(cst.Assign):
+        for target in assign.targets:
+            for element in target_elements(target.target):
+                name = dotted(element)
+                if name:
+                    table[name].append(assign.value)
+    return table
 
 
 class Bindings:

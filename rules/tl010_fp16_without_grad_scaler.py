@@ -398,7 +398,6 @@ class _Amp:
         self.imps = an.imports(ctx)
         self.funcs = an.functions(ctx)
         self.train = train
-        self._assigned: dict[str, list[cst.BaseExpression]] | None = None
         self._updates: list[cst.Call] | None = None
         self._loops_running_steps: dict[int, list[cst.For | cst.While]] | None = None
         self._backward_by_scope: dict[int, list[cst.Call]] | None = None
@@ -452,14 +451,7 @@ class _Amp:
 
     def assigned(self, name: str) -> list[cst.BaseExpression]:
         """Values assigned to the plain name `name` anywhere in the module."""
-        if self._assigned is None:
-            table: dict[str, list[cst.BaseExpression]] = {}
-            for assign in self.idx.nodes(cst.Assign):
-                for target in assign.targets:
-                    if isinstance(target.target, cst.Name):
-                        table.setdefault(target.target.value, []).append(assign.value)
-            self._assigned = table
-        return self._assigned.get(name, [])
+        return an.assigned_values(self.ctx).get(name, [])
 
     def backpropagated(self, autocast: cst.Call) -> bool:
         """The autocast region runs a forward pass whose loss a backward pass of the same

@@ -360,7 +360,6 @@ class _Finder:
         self.idx = an.index(ctx)
         self.imps = an.imports(ctx)
         self.funcs = an.functions(ctx)
-        self._assigned: dict[str, list[cst.BaseExpression]] | None = None
         self._prepared: dict[tuple[int, int], bool] = {}
         self.moves = self._model_moves()
 
@@ -419,16 +418,7 @@ class _Finder:
 
     def assigned(self, name: str) -> list[cst.BaseExpression]:
         """Values assigned to `name` (a plain name or `self.attr`) anywhere in the module."""
-        if self._assigned is None:
-            table: dict[str, list[cst.BaseExpression]] = {}
-            for assign in self.idx.nodes(cst.Assign):
-                for target in assign.targets:
-                    for element in _target_elements(target.target):
-                        dotted = an.dotted(element)
-                        if dotted:
-                            table.setdefault(dotted, []).append(assign.value)
-            self._assigned = table
-        return self._assigned.get(name, [])
+        return an.assigned_values(self.ctx).get(name, [])
 
     # -- data that something else moves ---------------------------------------------------------
 
@@ -557,9 +547,8 @@ class _Finder:
             if isinstance(node, cst.Assign):
                 derived = self._derived(node.value, raw)
                 for target in node.targets:
-                    for element in _target_elements(target.target):
-                        if isinstance(element, cst.Name):
-                            (raw.add if derived else raw.discard)(element.value)
+                    for name in an.target_names(target.target):
+                        (raw.add if derived else raw.discard)(name.value)
                 continue
             move = self._moved_model(node, loop)
             if move is None:
@@ -663,12 +652,4 @@ def _data_target(loop: cst.For) -> cst.BaseExpression:
 
 
 def _target_names(target: cst.BaseExpression) -> list[str]:
-    return [e.value for e in _target_elements(target) if isinstance(e, cst.Name)]
-
-
-def _target_elements(target: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [leaf for element in target.elements for leaf in _target_elements(element.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_elements(target.value)
-    return [target]
+    return [name.value for name in an.target_names(target)]
