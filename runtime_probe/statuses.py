@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable, Iterable, Sequence
 
+from torchlint.engine import python_ast
 from torchlint.finding import Finding
 from torchlint.runtime_probe.protocol import RUNTIME_NAMES, STATIC_NAMES, Event, Frame, RankReport
 
@@ -161,7 +162,7 @@ def assign(
 ) -> list[ProbedFinding]:
     """Statuses of `static` (the findings of `script`) and the runtime-only findings."""
     try:
-        tree = ast.parse(source) if source is not None else None
+        tree = python_ast(source) if source is not None else None
     except SyntaxError:
         tree = None
     merged = _merge(reports)

@@ -13,12 +13,13 @@ import os
 import subprocess
 import sys
 import sysconfig
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import hypothesmith
 import pytest
 from click.testing import CliRunner
-from conftest import exploding_rule
+from conftest import FIXTURES, exploding_rule
 from hypothesis import HealthCheck, given, settings
 
 from torchlint import api, engine
@@ -120,6 +121,42 @@ def test_only_plainly_shallow_code_skips_the_guarding_parse() -> None:
         if name.endswith(("_too_deep.py", "_too_long.py")):
             assert not plainly_shallow(source), name
     assert not plainly_shallow(LOOP.format("y = (" + "a" + ")" * 1 + ")"))  # unbalanced
+
+
+class _Finalized:
+    """Garbage whose collection runs Python code, which lets another thread take over."""
+
+    def __del__(self) -> None:
+        pass
+
+
+def test_threads_of_one_process_check_and_probe_at_once() -> None:
+    # CPython 3.11 shares the AST constructor's recursion counter and the recursion limit
+    # between threads: without the engine's lock, two threads parsing at once fail with
+    # "AST constructor recursion depth mismatch" (a CI run of the probe tests did).
+    from torchlint.runtime_probe.statuses import assign
+
+    not_shallow = LOOP.format("y = [" + ", ".join(["x"] * 1000) + "]")  # a long line
+    assert not engine.plainly_shallow(not_shallow)
+    static = api.check_source(not_shallow, "train.py")
+    assert [f.code for f in static] == ["TL001"]
+    script = (FIXTURES / "tl009_missing_eval_mode.py").read_text()
+
+    def work(_: int) -> list[object]:
+        results: list[object] = []
+        for _ in range(15):
+            garbage = [_Finalized() for _ in range(200)]
+            for item in garbage:
+                item.cycle = item  # type: ignore[attr-defined]
+            del garbage
+            results.append(api.check_source(not_shallow, "train.py"))
+            results.append(assign(static, [], "train.py", script))
+        return results
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        outcomes = list(pool.map(work, range(4)))
+    assert all(result == static for outcome in outcomes for result in outcome[0::2])
+    assert all(len(result) == 1 for outcome in outcomes for result in outcome[1::2])
 
 
 def test_ten_megabyte_files(tmp_path: Path) -> None:

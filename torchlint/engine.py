@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+import threading
 import traceback
 import warnings
 from contextlib import contextmanager
@@ -58,6 +59,20 @@ TREE_RECURSION_LIMIT = 20_000
 # many `and`/`or` words at all.
 MAX_BOOLEAN_CHAIN = 3000
 _BOOLEAN_WORD = re.compile(r"\b(?:and|or)\b")
+
+
+# CPython 3.11 keeps the AST constructor's recursion counter and the recursion limit
+# per interpreter, not per thread: two threads parsing at once fail with "AST
+# constructor recursion depth mismatch", and one thread's limit cuts another's deep
+# recursion short. Whatever parses or moves the limit holds this lock, so the checker
+# and the probe can run in threads of one process (a server, a test, a CI harness).
+INTERPRETER_LOCK = threading.RLock()
+
+
+def python_ast(source: str) -> ast.Module:
+    """`ast.parse(source)`, safe from other threads of this process parsing at once."""
+    with INTERPRETER_LOCK:
+        return ast.parse(source)
 
 
 @contextmanager
@@ -167,7 +182,7 @@ def _guard(source: str) -> None:
         with warnings.catch_warnings(), recursion_limit(GUARD_RECURSION_LIMIT):
             # Invalid escape sequences and the like are the user's business, not ours.
             warnings.simplefilter("ignore")
-            tree = ast.parse(source)
+            tree = python_ast(source)
             if len(_BOOLEAN_WORD.findall(source)) >= MAX_BOOLEAN_CHAIN:
                 _check_boolean_chains(tree)
             del tree
@@ -223,12 +238,13 @@ def check_source(source: str, filename: str, rules: Sequence[Rule]) -> list[Find
     active = triggered_rules(source, rules)
     if not active:
         return []
-    try:
-        module = parse(source)
-    except ParseFailure as failure:
-        return [parse_error(filename, failure.line, failure.column, failure.reason)]
-    with recursion_limit(TREE_RECURSION_LIMIT):
-        findings = _run_rules(FileContext(filename, source, module), active)
+    with INTERPRETER_LOCK:
+        try:
+            module = parse(source)
+        except ParseFailure as failure:
+            return [parse_error(filename, failure.line, failure.column, failure.reason)]
+        with recursion_limit(TREE_RECURSION_LIMIT):
+            findings = _run_rules(FileContext(filename, source, module), active)
     suppressions = parse_suppressions(source)
     kept = [
         f
