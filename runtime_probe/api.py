@@ -11,6 +11,7 @@ from typing import Any, Callable, Sequence
 
 from torchlint.config import Config, ProbeScript
 from torchlint.discovery import display_path
+from torchlint.engine import python_ast
 from torchlint.finding import Finding
 from torchlint.runtime_probe import runner
 from torchlint.runtime_probe.protocol import Crash, RankReport
@@ -80,7 +81,7 @@ def is_program(source: str) -> bool:
     """Whether a file does something when run: a `__main__` block or top-level code
     beyond definitions, imports and assignments."""
     try:
-        tree = ast.parse(source)
+        tree = python_ast(source)
     except SyntaxError:
         return False
     for node in tree.body:

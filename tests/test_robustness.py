@@ -134,6 +134,7 @@ def test_threads_of_one_process_check_and_probe_at_once() -> None:
     # CPython 3.11 shares the AST constructor's recursion counter and the recursion limit
     # between threads: without the engine's lock, two threads parsing at once fail with
     # "AST constructor recursion depth mismatch" (a CI run of the probe tests did).
+    from torchlint.runtime_probe.api import is_program
     from torchlint.runtime_probe.statuses import assign
 
     not_shallow = LOOP.format("y = [" + ", ".join(["x"] * 1000) + "]")  # a long line
@@ -151,12 +152,14 @@ def test_threads_of_one_process_check_and_probe_at_once() -> None:
             del garbage
             results.append(api.check_source(not_shallow, "train.py"))
             results.append(assign(static, [], "train.py", script))
+            results.append(is_program(script))
         return results
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         outcomes = list(pool.map(work, range(4)))
-    assert all(result == static for outcome in outcomes for result in outcome[0::2])
-    assert all(len(result) == 1 for outcome in outcomes for result in outcome[1::2])
+    assert all(result == static for outcome in outcomes for result in outcome[0::3])
+    assert all(len(result) == 1 for outcome in outcomes for result in outcome[1::3])  # type: ignore[arg-type]
+    assert all(result is True for outcome in outcomes for result in outcome[2::3])
 
 
 def test_ten_megabyte_files(tmp_path: Path) -> None:

@@ -63,9 +63,10 @@ _BOOLEAN_WORD = re.compile(r"\b(?:and|or)\b")
 
 # CPython 3.11 keeps the AST constructor's recursion counter and the recursion limit
 # per interpreter, not per thread: two threads parsing at once fail with "AST
-# constructor recursion depth mismatch", and one thread's limit cuts another's deep
-# recursion short. Whatever parses or moves the limit holds this lock, so the checker
-# and the probe can run in threads of one process (a server, a test, a CI harness).
+# constructor recursion depth mismatch", one thread's limit cuts another's deep
+# recursion short, and overlapping `warnings.catch_warnings()` leak their filters.
+# Whatever parses or touches that state holds this lock, so that the checker and the
+# probe can run in threads of one process (a server, a test, a CI harness).
 INTERPRETER_LOCK = threading.RLock()
 
 
@@ -179,7 +180,7 @@ def _placeholder(match: re.Match[str]) -> str:
 def _guard(source: str) -> None:
     """CPython's parser, which refuses deep nesting with an error instead of crashing."""
     try:
-        with warnings.catch_warnings(), recursion_limit(GUARD_RECURSION_LIMIT):
+        with INTERPRETER_LOCK, warnings.catch_warnings(), recursion_limit(GUARD_RECURSION_LIMIT):
             # Invalid escape sequences and the like are the user's business, not ours.
             warnings.simplefilter("ignore")
             tree = python_ast(source)
