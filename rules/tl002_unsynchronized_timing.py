@@ -285,6 +285,18 @@ class UnsynchronizedTiming(Rule):
         preds = model(images.cuda()).argmax(1).cpu()
         print("inference", time.time() - start)
         """,
+        # A copy to a CPU device held in a variable ends the region too (torchvision's
+        # detection reference).
+        """
+        import time, torch
+        cpu_device = torch.device("cpu")
+        model.cuda()
+        for images in loader:
+            model_time = time.time()
+            outputs = model(images.cuda())
+            outputs = [{k: v.to(cpu_device) for k, v in t.items()} for t in outputs]
+            model_time = time.time() - model_time
+        """,
     ]
 
     INVALID = [
@@ -342,6 +354,15 @@ class UnsynchronizedTiming(Rule):
         begin = timeit.default_timer()
         c = a @ a
         took = timeit.default_timer() - begin  # expect: TL002
+        """,
+        # A copy to a device that may be the GPU does not wait for anything.
+        """
+        import time, torch
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model.to(device)
+        start = time.time()
+        out = model(x.to(device)).to(device)
+        print("forward:", time.time() - start)  # expect: TL002
         """,
         # datetime.now.
         """
@@ -447,7 +468,7 @@ class _Timing:
         short = an.callee_name(node) or ""
         if method in HOST_READS or any(t.startswith(("sync", "synchroni")) for t in an.name_tokens(short)):
             return Effect.SYNC
-        if method == "to" and node.args and _is_cpu_literal(node.args[0].value):
+        if method == "to" and self._to_cpu(node):
             return Effect.SYNC
         if short in ("float", "int", "bool") and len(node.args) == 1 and isinstance(
             node.args[0].value, (cst.Call, cst.Name, cst.Attribute, cst.Subscript)
@@ -478,6 +499,22 @@ class _Timing:
         ):
             return Effect.WORK
         return None
+
+    def _to_cpu(self, call: cst.Call) -> bool:
+        """`x.to("cpu")`, `x.to(device=cpu_device)`: a copy to the host, which waits for the GPU."""
+        args = an.positional(call)
+        target = an.keyword(call, "device") or (args[0] if args else None)
+        return target is not None and self._is_cpu_device(target.value, follow=True)
+
+    def _is_cpu_device(self, expr: cst.BaseExpression, follow: bool) -> bool:
+        """`"cpu"`, `torch.device("cpu")`, or (one step) a name only ever bound to one of them."""
+        if _is_cpu_literal(expr):
+            return True
+        if isinstance(expr, cst.Call) and self.imps.callee(expr) == "torch.device":
+            return bool(expr.args) and _is_cpu_literal(expr.args[0].value)
+        name = an.dotted(expr) if follow else None
+        values = an.assigned_values(self.ctx).get(name, []) if name else []
+        return bool(values) and all(self._is_cpu_device(value, follow=False) for value in values)
 
     def summary(self, func: cst.FunctionDef, depth: int) -> Effect | None:
         """The last GPU-relevant effect of running `func`."""
