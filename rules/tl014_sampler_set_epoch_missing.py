@@ -36,6 +36,10 @@ class SamplerSetEpochMissing(Rule):
     Finds a `DistributedSampler` whose loader is iterated once per epoch in an epoch loop
     that never calls `sampler.set_epoch(epoch)` (directly, through
     `loader.sampler.set_epoch(epoch)`, or in a helper of the same module that the loop calls).
+    When the loader goes where the rule cannot follow it (returned by a factory function,
+    kept on a trainer object), it reports the file's epoch loops (`for epoch in ...` that
+    run a backward pass in a loop over batches) only if nothing in the file calls a
+    `set_epoch` at all.
 
     ## Why is this bad?
     `DistributedSampler` shuffles with a generator seeded by `seed + epoch`, and the epoch
@@ -216,6 +220,41 @@ class SamplerSetEpochMissing(Rule):
                 step(batch)
             epoch += 1
         """,
+        # A loader returned by a factory and kept on a trainer whose epoch method sets the epoch.
+        """
+        from torch.utils.data import DataLoader
+        from torch.utils.data.distributed import DistributedSampler
+
+        def prepare_dataloader(dataset, batch_size):
+            return DataLoader(dataset, batch_size=batch_size, sampler=DistributedSampler(dataset))
+
+        class Trainer:
+            def __init__(self, model, train_data, optimizer):
+                self.model, self.train_data, self.optimizer = model, train_data, optimizer
+
+            def _run_epoch(self, epoch):
+                self.train_data.sampler.set_epoch(epoch)
+                for source, targets in self.train_data:
+                    self.optimizer.zero_grad()
+                    self.model(source).sum().backward()
+                    self.optimizer.step()
+
+            def train(self, max_epochs):
+                for epoch in range(max_epochs):
+                    self._run_epoch(epoch)
+        """,
+        # A factory's loader handed to another module's train_one_epoch, which may set the epoch.
+        """
+        from torch.utils.data import DataLoader, DistributedSampler
+        from engine import train_one_epoch
+
+        def build_loader(ds):
+            return DataLoader(ds, sampler=DistributedSampler(ds), batch_size=64)
+
+        loader = build_loader(ds)
+        for epoch in range(args.epochs):
+            train_one_epoch(model, loader, optimizer, epoch)
+        """,
     ]
 
     INVALID = [
@@ -393,14 +432,40 @@ class SamplerSetEpochMissing(Rule):
                 for batch in val_loader:
                     evaluate(batch)
         """,
+        # The loader returned by a factory and kept on a trainer (the DDP tutorial's bug).
+        """
+        from torch.utils.data import DataLoader
+        from torch.utils.data.distributed import DistributedSampler
+
+        def prepare_dataloader(dataset, batch_size):
+            return DataLoader(dataset, batch_size=batch_size, sampler=DistributedSampler(dataset))
+
+        class Trainer:
+            def __init__(self, model, train_data, optimizer):
+                self.model, self.train_data, self.optimizer = model, train_data, optimizer
+
+            def _run_epoch(self, epoch):
+                for source, targets in self.train_data:
+                    self.optimizer.zero_grad()
+                    self.model(source).sum().backward()
+                    self.optimizer.step()
+
+            def train(self, max_epochs):
+                for epoch in range(max_epochs):  # expect: TL014
+                    self._run_epoch(epoch)
+        """,
     ]
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         idx = an.index(ctx)
         funcs = an.functions(ctx)
         reported: set[int] = set()
+        untracked: list[_Sampler] = []
         for sampler in _samplers(ctx, idx):
-            for chain in _loop_chains(idx, funcs, sampler):
+            chains = _loop_chains(idx, funcs, sampler)
+            if not chains:
+                untracked.append(sampler)
+            for chain in chains:
                 loop = chain[0]
                 if id(loop) in reported or any(
                     _sets_epoch(idx, funcs, outer) or _escapes(idx, funcs, outer, sampler) for outer in chain
@@ -410,6 +475,29 @@ class SamplerSetEpochMissing(Rule):
                     continue
                 reported.add(id(loop))
                 yield self._report(ctx, idx, loop, sampler)
+        if untracked and not reported:
+            yield from self._report_untracked(ctx, idx, funcs, untracked[0])
+
+    def _report_untracked(
+        self, ctx: FileContext, idx: an.Index, funcs: an.Functions, sampler: _Sampler
+    ) -> Iterator[Report]:
+        """The loader travels where this rule cannot follow it (returned by a factory, kept on
+        an object): report the epoch loops of the file when nothing in it ever calls a
+        `set_epoch` (nor hands a loader to `accelerator.prepare`)."""
+        maker = idx.scope(sampler.loader)
+        if (
+            any("set_epoch" in name or name == "prepare" for name in map(_called, idx.nodes(cst.Call)))
+            or (isinstance(maker, cst.FunctionDef) and _says_eval(maker.name.value))
+        ):
+            return
+        made_in = f" built in `{maker.name.value}()`" if isinstance(maker, cst.FunctionDef) else ""
+        for loop in _epoch_loops(ctx, idx, funcs, sampler):
+            yield self.report(
+                loop.target,
+                f"the `DistributedSampler`{made_in} is never given the epoch: nothing in this file "
+                "calls `set_epoch`, so every epoch shuffles the data in the same order; call "
+                f"`loader.sampler.set_epoch({an.dotted(loop.target)})` at the start of each epoch",
+            )
 
     def _report(self, ctx: FileContext, idx: an.Index, loop: cst.For | cst.While, sampler: _Sampler) -> Report:
         where = loop.target if isinstance(loop, cst.For) else loop.test
@@ -550,6 +638,40 @@ def _loops_around(
         return [loops]
     outer = [chain for site in funcs.call_sites(scope) for chain in _loops_around(idx, funcs, site, depth + 1)]
     return [loops + chain for chain in outer] or [loops]
+
+
+def _epoch_loops(ctx: FileContext, idx: an.Index, funcs: an.Functions, sampler: _Sampler) -> list[cst.For]:
+    """Outermost `for epoch in ...` loops that run a backward pass through a loop over
+    batches, and that do not build the sampler anew (then its order is another question)."""
+    training = an.training(ctx)
+    running = training.loops_running(training.backward, funcs)
+    found: dict[int, cst.For] = {}
+    for backward in training.backward:
+        loops = running.get(id(backward), [])
+        for loop in loops:
+            if not isinstance(loop, cst.For) or not _says_epoch(loop) or id(loop) in found:
+                continue
+            roots = funcs.reachable(loop.body)
+            inner = {id(other) for other in an.loops_run_by(idx, funcs, loop.body)}
+            if any(id(other) in inner and not _says_epoch(other) for other in loops) and not any(
+                idx.contains(root, sampler.call) for root in roots
+            ):
+                found[id(loop)] = loop
+    return [
+        loop
+        for loop in found.values()
+        if not any(other is not loop and idx.contains(other, loop) for other in found.values())
+    ]
+
+
+def _called(call: cst.Call) -> str:
+    return an.callee_name(call) or ""
+
+
+def _says_epoch(loop: cst.For | cst.While) -> bool:
+    return isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and any(
+        t.startswith("epoch") for t in an.name_tokens(loop.target.value)
+    )
 
 
 def _sets_epoch(idx: an.Index, funcs: an.Functions, loop: cst.For | cst.While) -> bool:
