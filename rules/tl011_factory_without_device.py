@@ -471,6 +471,18 @@ class FactoryWithoutDevice(Rule):
                 offset = torch.arange(4) + batch_idx
                 return self.loss(self(z), imgs * eps, offset.tolist())
         """,
+        # `.type()` with a tensor type chosen by the input's device, or read from the input.
+        """
+        import torch
+        import torch.nn as nn
+        class YoloLoss(nn.Module):
+            def forward(self, output):
+                dtype = torch.cuda.FloatTensor if output.is_cuda else torch.FloatTensor
+                mask = torch.zeros(output.shape).type(dtype)
+                scale = torch.ones(output.shape).type(output.type())
+                return (output * mask * scale).sum()
+        model = nn.Linear(4, 4).cuda()
+        """,
     ]
 
     INVALID = [
@@ -684,6 +696,26 @@ class FactoryWithoutDevice(Rule):
                 hidden = torch.zeros(self.n_layers, letters.size(1), self.hidden_size)  # expect: TL011
                 output, hidden = self(letters, hidden)
                 return self.criterion(output, targets)
+        """,
+        # `.type()` to a CPU tensor type or a dtype leaves the tensor on the host.
+        """
+        import torch
+        import torch.nn as nn
+        class MaskedLoss(nn.Module):
+            def forward(self, output):
+                mask = torch.ones(output.shape).type(torch.FloatTensor)  # expect: TL011
+                return (output * mask.type(torch.float16)).sum()
+        model = nn.Linear(4, 4).cuda()
+        """,
+        # A loss module built in forward around a CPU weight, then called on the inputs.
+        """
+        import torch
+        import torch.nn as nn
+        class WeightedLoss(nn.Module):
+            def forward(self, output, target):
+                weight = torch.ones(output.shape)  # expect: TL011
+                return nn.BCELoss(weight=weight)(output, target)
+        model = nn.Linear(4, 4).cuda()
         """,
     ]
 
@@ -941,11 +973,18 @@ class _Finder:
     def _call_step(
         self, call: cst.Call, current: cst.CSTNode, start: cst.CSTNode, func: cst.CSTNode, depth: int
     ) -> Flow | None:
+        if call.func is current and not isinstance(current, cst.Attribute):
+            # The value is itself called: a module built around it (`nn.BCELoss(weight=w)`).
+            return Flow.MIXED if any(self.on_device(arg.value, func) for arg in call.args) else Flow.NONE
         if call.func is current:  # a method of the CPU tensor: `t.to(...)`, `t.masked_fill(...)`
             assert isinstance(current, cst.Attribute)
             method = current.attr.value
             if method in MOVES and (method != "to" or not _dtype_only(call, self.imps)):
                 return Flow.MOVED
+            if method == "type":  # `t.type()` names the type; `t.type(torch.cuda.FloatTensor)` moves
+                if not call.args:
+                    return Flow.NONE
+                return None if _host_type(call, self.imps) else Flow.MOVED
             if method in HOST_READS or method in METADATA_CALLS or (method in REDUCTIONS and not call.args):
                 return Flow.NONE  # `t.max()`: a 0-dim tensor
             if method not in SCALAR_ARG_METHODS and any(self.on_device(arg.value, func) for arg in call.args):
@@ -1318,6 +1357,18 @@ def _dtype_only(call: cst.Call, imps: an.Imports) -> bool:
         if not is_dtype:
             return False
     return True
+
+
+def _host_type(call: cst.Call, imps: an.Imports) -> bool:
+    """`.type(torch.float16)`, `.type(torch.LongTensor)`, `.type("torch.FloatTensor")`: a cast
+    that stays on the host. A type held in a variable or read from a tensor may be a CUDA one."""
+    value = call.args[0].value
+    if isinstance(value, cst.SimpleString):
+        return "cuda" not in value.value
+    qualified = imps.qualify(value) or ""
+    return qualified.startswith("torch.") and qualified.count(".") == 1 and (
+        qualified[6:] in DTYPES or qualified.endswith("Tensor")
+    )
 
 
 def _sizes(call: cst.Call) -> list[cst.BaseExpression] | None:
