@@ -360,7 +360,10 @@ class EvalWithoutNoGrad(Rule):
     `torch.set_grad_enabled(False)` (or a project's own wrapper whose name says
     `no_grad` / `inference`, or an `ExitStack` that entered one), not in a function
     decorated with one of those, not after `torch.set_grad_enabled(False)`, and not in
-    a helper whose every call site in the module is gradient-free.
+    a helper whose every call site in the module is gradient-free. Also a function
+    that runs a model its every caller in the module put in eval mode first (the model
+    passed as an argument, or a global), as evaluation scripts do with `net.eval()` in
+    their `__main__` block and the forward in `test_net(net, ...)`.
 
     ## Why is this bad?
     `model.eval()` only switches layers such as dropout and batch norm to inference
@@ -633,6 +636,47 @@ class EvalWithoutNoGrad(Rule):
             model.train(was_training)
             return out
         """,
+        # The caller evaluates under no_grad: the helper's forward needs nothing more.
+        """
+        import torch
+        def test_net(net, x):
+            return net(x).argmax(1)
+        if __name__ == "__main__":
+            net = Net()
+            net.eval()
+            with torch.no_grad():
+                print(test_net(net, batch))
+        """,
+        # One caller passes a model in training mode: the helper is not only an evaluation.
+        """
+        import torch
+        def run(net, x):
+            return net(x)
+        model.eval()
+        print(run(model, x))
+        model.train()
+        loss = run(model, x).sum()
+        loss.backward()
+        """,
+        # A saliency map of a model in eval mode needs the gradients.
+        """
+        import torch
+        def saliency(net, image):
+            image.requires_grad_()
+            net(image).max().backward()
+            return image.grad.abs()
+        net.eval()
+        heat = saliency(net, image)
+        """,
+        # The helper is also handed around as a callback: callers this file does not show.
+        """
+        import torch
+        def predict(net, x):
+            return net(x)
+        net.eval()
+        print(predict(net, x))
+        server.register(predict)
+        """,
     )
     INVALID = (
         Example(
@@ -810,6 +854,29 @@ class EvalWithoutNoGrad(Rule):
             model.train(was_training)
             return total
         """,
+        # eval() in the main block, the forward in a helper that receives the model
+        # (ssd.pytorch's eval.py, CRAFT's test.py).
+        """
+        import torch
+        def test_net(net, images):
+            detections = []
+            for x in images:
+                detections.append(net(x.cuda()))  # expect: TL004
+            return detections
+        if __name__ == "__main__":
+            net = build_ssd("test").cuda()
+            net.eval()
+            test_net(net, images)
+        """,
+        # A global model put in eval mode at module level, run by a function.
+        """
+        import torch
+        model = torch.nn.Linear(4, 4)
+        model.eval()
+        def evaluate(loader):
+            return [model(x).argmax(1) for x in loader]  # expect: TL004
+        print(evaluate(val_loader))
+        """,
     )
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
@@ -841,6 +908,52 @@ class EvalWithoutNoGrad(Rule):
                 if _in_test(idx, analysis.imps, call):
                     continue
                 yield self._report(ctx, analysis, call, key, event)
+        yield from self._evaluated_by_callers(ctx, analysis)
+
+    def _evaluated_by_callers(self, ctx: FileContext, analysis: _Analysis) -> Iterator[Report]:
+        """A function (not a method) that runs a model its callers put in eval mode: the
+        mode is set in one scope (often `__main__`), the forward runs in another. Every
+        call site must pass (or see, for a global) a model in eval mode."""
+        idx, funcs = analysis.idx, analysis.funcs
+        for func in idx.nodes(cst.FunctionDef):
+            if funcs.enclosing_class(func) is not None:
+                continue
+            own = {e.key for e in analysis.events.get(id(func), ())}
+            for call in idx.within(func, cst.Call):
+                name = dotted(call.func) if isinstance(call.func, cst.Name) else None
+                if name is None or name in own or name in analysis.frozen or idx.scope(call) is not func:
+                    continue
+                event = self._caller_eval(analysis, func, name)
+                if event is None or analysis.runs_grad_free(call) or _in_test(idx, analysis.imps, call):
+                    continue
+                if analysis.uses_gradients(func, -1):
+                    break
+                if not analysis.restores_mode(func, name):
+                    yield self._report(ctx, analysis, call, event.key, event, caller_of=func)
+
+    @staticmethod
+    def _caller_eval(analysis: _Analysis, func: cst.FunctionDef, name: str) -> ModeEvent | None:
+        """The eval-mode event that holds for `name` at every call site of `func` (a
+        parameter: the model passed for it; a global: the name itself), or None."""
+        idx = analysis.idx
+        index = _parameter_index(func, name)
+        if index is None and name in analysis.bindings.of(func):
+            return None  # a local of the function: not what any caller switched
+        sites = [s for s in analysis.funcs.call_sites(func) if not idx.contains(func, s)]
+        if not sites or _referenced_uncalled(idx, func, sites):
+            return None
+        found = None
+        for site in sites:
+            passed = _argument(site, func, index) if index is not None else cst.Name(name)
+            key = dotted(passed) if passed is not None else None
+            scope = idx.scope(site)
+            event = analysis.mode_before(scope, key, idx.order(site)) if key is not None else None
+            if event is None or event.kind != "eval" or analysis.uses_gradients(scope, event.order):
+                return None
+            if key in analysis.frozen or analysis.runs_grad_free(site):
+                return None
+            found = event
+        return found
 
     @staticmethod
     def _forward_key(call: cst.Call, keys: set[str]) -> str | None:
@@ -851,11 +964,24 @@ class EvalWithoutNoGrad(Rule):
         owner_name = dotted(owner) if owner is not None and method_name(call) == "forward" else None
         return owner_name if owner_name is not None and owner_name in keys else None
 
-    def _report(self, ctx: FileContext, analysis: _Analysis, call: cst.Call, key: str, event: ModeEvent) -> Report:
+    def _report(
+        self,
+        ctx: FileContext,
+        analysis: _Analysis,
+        call: cst.Call,
+        key: str,
+        event: ModeEvent,
+        caller_of: cst.FunctionDef | None = None,
+    ) -> Report:
         how = "eval()" if isinstance(event.call, cst.Call) and method_name(event.call) == "eval" else "train(False)"
         callee = ctx.module.code_for_node(call.func)
+        after = (
+            f"in `{caller_of.name.value}()`, which runs only after `{key}.{how}`,"
+            if caller_of is not None
+            else f"after `{key}.{how}`"
+        )
         message = (
-            f"`{callee}(...)` runs after `{key}.{how}` with gradients enabled, so autograd records a graph "
+            f"`{callee}(...)` runs {after} with gradients enabled, so autograd records a graph "
             f"that is never used (memory and time): wrap the call in `with torch.no_grad():` "
             f"(or `torch.inference_mode()`)"
         )
@@ -880,6 +1006,38 @@ class EvalWithoutNoGrad(Rule):
         )
         returned = isinstance(statement, cst.Assign) and _returns_any(idx, statement)
         return FixSpec(f"wrap the call in `with {alias}.no_grad():`", ((line, wrapped),), safe=not returned)
+
+
+def _parameter_index(func: cst.FunctionDef, name: str) -> int | None:
+    """The position of the plain positional parameter `name` of `func`, if it is one."""
+    for position, param in enumerate(func.params.params):
+        if param.name.value == name:
+            return position
+    return None
+
+
+def _argument(site: cst.Call, func: cst.FunctionDef, position: int) -> cst.BaseExpression | None:
+    """What `site` passes for `func`'s positional parameter at `position`."""
+    name = func.params.params[position].name.value
+    positional = []
+    for arg in site.args:
+        if arg.star:
+            return None
+        if arg.keyword is None:
+            positional.append(arg.value)
+        elif arg.keyword.value == name:
+            return arg.value
+    return positional[position] if position < len(positional) else None
+
+
+def _referenced_uncalled(idx: Index, func: cst.FunctionDef, sites: list[cst.Call]) -> bool:
+    """`func` is also handed around (a callback, `map(func, ...)`): callers this rule cannot see."""
+    called = {id(site.func) for site in sites}
+    return any(
+        use.value == func.name.value and use is not func.name and id(use) not in called
+        and not isinstance(idx.parent(use), cst.Attribute)
+        for use in idx.nodes(cst.Name)
+    )
 
 
 def _in_test(idx: Index, imps: Imports, call: cst.Call) -> bool:
