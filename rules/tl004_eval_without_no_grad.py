@@ -99,6 +99,14 @@ class _Analysis:
         return self._frozen_names()
 
     @cached_property
+    def names(self) -> dict[str, list[cst.Name]]:
+        """Every `Name` node of the module, by its text."""
+        found: dict[str, list[cst.Name]] = {}
+        for name in self.idx.nodes(cst.Name):
+            found.setdefault(name.value, []).append(name)
+        return found
+
+    @cached_property
     def file_grad_off(self) -> bool:
         return self._module_grad_off()
 
@@ -915,6 +923,9 @@ class EvalWithoutNoGrad(Rule):
         mode is set in one scope (often `__main__`), the forward runs in another. Every
         call site must pass (or see, for a global) a model in eval mode."""
         idx, funcs = analysis.idx, analysis.funcs
+        evaluated = {e.key for events in analysis.events.values() for e in events if e.kind == "eval"}
+        if not evaluated:
+            return
         for func in idx.nodes(cst.FunctionDef):
             if funcs.enclosing_class(func) is not None:
                 continue
@@ -923,6 +934,8 @@ class EvalWithoutNoGrad(Rule):
                 name = dotted(call.func) if isinstance(call.func, cst.Name) else None
                 if name is None or name in own or name in analysis.frozen or idx.scope(call) is not func:
                     continue
+                if name not in evaluated and _parameter_index(func, name) is None:
+                    continue  # neither a global in eval mode nor something a caller passes
                 event = self._caller_eval(analysis, func, name)
                 if event is None or analysis.runs_grad_free(call) or _in_test(idx, analysis.imps, call):
                     continue
@@ -940,12 +953,12 @@ class EvalWithoutNoGrad(Rule):
         if index is None and name in analysis.bindings.of(func):
             return None  # a local of the function: not what any caller switched
         sites = [s for s in analysis.funcs.call_sites(func) if not idx.contains(func, s)]
-        if not sites or _referenced_uncalled(idx, func, sites):
+        if not sites:
             return None
         found = None
         for site in sites:
-            passed = _argument(site, func, index) if index is not None else cst.Name(name)
-            key = dotted(passed) if passed is not None else None
+            passed = _argument(site, func, index) if index is not None else None
+            key = name if index is None else dotted(passed) if passed is not None else None
             scope = idx.scope(site)
             event = analysis.mode_before(scope, key, idx.order(site)) if key is not None else None
             if event is None or event.kind != "eval" or analysis.uses_gradients(scope, event.order):
@@ -953,7 +966,7 @@ class EvalWithoutNoGrad(Rule):
             if key in analysis.frozen or analysis.runs_grad_free(site):
                 return None
             found = event
-        return found
+        return None if _referenced_uncalled(analysis, func, sites) else found
 
     @staticmethod
     def _forward_key(call: cst.Call, keys: set[str]) -> str | None:
@@ -1030,13 +1043,12 @@ def _argument(site: cst.Call, func: cst.FunctionDef, position: int) -> cst.BaseE
     return positional[position] if position < len(positional) else None
 
 
-def _referenced_uncalled(idx: Index, func: cst.FunctionDef, sites: list[cst.Call]) -> bool:
+def _referenced_uncalled(analysis: _Analysis, func: cst.FunctionDef, sites: list[cst.Call]) -> bool:
     """`func` is also handed around (a callback, `map(func, ...)`): callers this rule cannot see."""
     called = {id(site.func) for site in sites}
     return any(
-        use.value == func.name.value and use is not func.name and id(use) not in called
-        and not isinstance(idx.parent(use), cst.Attribute)
-        for use in idx.nodes(cst.Name)
+        use is not func.name and id(use) not in called and not isinstance(analysis.idx.parent(use), cst.Attribute)
+        for use in analysis.names.get(func.name.value, ())
     )
 
 
