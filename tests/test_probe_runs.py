@@ -43,8 +43,10 @@ CASES: dict[str, list[Finding]] = {
         static(cpu("eval_without_no_grad"), "TL004", "eval-forward"),
         static(cpu("eval_without_no_grad"), "TL004", "eval-no-grad"),
         static(cpu("eval_without_no_grad"), "TL004", "eval-never-called"),
+        static(cpu("eval_without_no_grad"), "TL004", "eval-in-caller"),
     ],
     "frozen_batchnorm": [static(cpu("frozen_batchnorm"), "TL004", "forward")],
+    "sampler_from_factory": [static(cpu("sampler_from_factory"), "TL014", "epoch-loop")],
     "view_after_transpose": [static(cpu("view_after_transpose"), "TL003", "view")],
     "view_fails": [static(cpu("view_fails"), "TL003", "view")],
     "device_mismatch": [],
@@ -131,15 +133,24 @@ def test_eval_mode_forward_with_grad_enabled(results: dict[str, ScriptResult]) -
         ("TL004", line_of(path, "eval-forward")): Status.CONFIRMED,
         ("TL004", line_of(path, "eval-no-grad")): Status.NOT_REPRODUCED,
         ("TL004", line_of(path, "eval-never-called")): Status.NOT_REACHED,
+        ("TL004", line_of(path, "eval-in-caller")): Status.CONFIRMED,
     }
-    confirmed = next(f for f in result.findings if f.status is Status.CONFIRMED)
-    assert confirmed.evidence["never_backpropagated"] == 3
+    evidence = {f.line: f.evidence for f in result.findings if f.status is Status.CONFIRMED}
+    assert evidence[line_of(path, "eval-forward")]["never_backpropagated"] == 3
+    assert evidence[line_of(path, "eval-in-caller")]["never_backpropagated"] == 3
 
 
 def test_deliberate_eval_mode_training_is_not_a_bug(results: dict[str, ScriptResult]) -> None:
     [finding] = results["frozen_batchnorm"].findings
     assert finding.status is Status.NOT_REPRODUCED
     assert "deliberate" in finding.evidence["runtime_message"]
+
+
+def test_a_sampler_never_given_the_epoch_through_a_factory_and_a_trainer(results: dict[str, ScriptResult]) -> None:
+    [finding] = results["sampler_from_factory"].findings
+    assert finding.status is Status.CONFIRMED, finding
+    assert finding.line == line_of(cpu("sampler_from_factory"), "epoch-loop")
+    assert "3 passes" in finding.evidence["runtime_message"]
 
 
 def test_view_on_a_non_contiguous_tensor(results: dict[str, ScriptResult]) -> None:

@@ -27,6 +27,11 @@ def validate_never_called(model, x):
     return model(x)  # line: eval-never-called
 
 
+def predict(model, batches):
+    # The caller put the model in eval mode (TL004 across functions).
+    return [model(x).argmax(1) for x in batches]  # line: eval-in-caller
+
+
 def main():
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(8, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 1))
@@ -37,6 +42,8 @@ def main():
         model(torch.randn(16, 8)).pow(2).mean().backward()
         optimizer.step()
     print(validate_bad(model, batches), validate_good(model, batches))
+    model.eval()
+    print(len(predict(model, batches)))
 
 
 if __name__ == "__main__":
