@@ -517,9 +517,10 @@ def _unit_slice(item: cst.Slice) -> bool:
     return item.step is None and ((lower == 0 and upper == 1) or (lower == -1 and item.upper is None))
 
 
-def index_op(sub: cst.Subscript) -> Op | None:
-    """Basic indexing (`x[:k]`, `x[0]`, `x[:, None]`, `x[..., -1]`) as a layout op; None
-    for an index that may be a tensor, a list or a name (advanced indexing copies)."""
+def index_op(sub: cst.Subscript, counter: Callable[[cst.Name], bool] = lambda name: False) -> Op | None:
+    """Basic indexing (`x[:k]`, `x[0]`, `x[:, None]`, `x[..., -1]`, `x[i]` for a `counter`
+    name) as a layout op; None for an index that may be a tensor, a list or another name
+    (advanced indexing copies)."""
     items: list[str] = []
     for element in sub.slice:
         item = element.slice
@@ -532,7 +533,7 @@ def index_op(sub: cst.Subscript) -> Op | None:
             items.append("ellipsis")
         elif isinstance(item.value, cst.Name) and item.value.value == "None":
             items.append("none")
-        elif int_value(item.value) is not None:
+        elif int_value(item.value) is not None or (isinstance(item.value, cst.Name) and counter(item.value)):
             items.append("drop")
         else:
             return None
@@ -643,7 +644,7 @@ class Layouts:
         if isinstance(expr, cst.Call):
             return self._call_chains(expr)
         if isinstance(expr, cst.Subscript):
-            op = index_op(expr)
+            op = index_op(expr, self._counter)
             return (Chain(expr, ()),) if op is None else self._extend(expr.value, op)
         if isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1:
             return self._extend(_first_operand(expr.left, expr.comparisons[0].comparator), _BROADCAST_OP)
@@ -652,6 +653,18 @@ class Layouts:
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.BitInvert)):
             return self._extend(expr.expression, Op("keep", "unary op"))
         return (Chain(expr, ()),)
+
+    def _counter(self, name: cst.Name) -> bool:
+        """`i` of `for i in range(...)`: an int, which indexes like a literal."""
+        reaching = self.bindings.reaching(name)
+        return bool(reaching) and all(
+            isinstance(b.node, cst.For)
+            and b.node.target is not None
+            and isinstance(b.node.target, cst.Name)
+            and isinstance(b.node.iter, cst.Call)
+            and dotted(b.node.iter.func) in ("range", "trange")
+            for b in reaching
+        )
 
     def _name_chains(self, name: cst.Name) -> tuple[Chain, ...]:
         reaching = self.bindings.reaching(name)
@@ -847,7 +860,7 @@ class Layouts:
         if isinstance(expr, cst.Call):
             return self._call_shape(expr, depth)
         if isinstance(expr, cst.Subscript):
-            op = index_op(expr)
+            op = index_op(expr, self._counter)
             inner = self.shape(expr.value, depth + 1) if op is not None else None
             return None if op is None or inner is None else _shape_after([op], inner)
         return None
@@ -1463,6 +1476,13 @@ class ViewAfterTranspose(Rule):
                 y = self.mix(h)
                 return y.transpose(1, 2).view(B, T, C)
         """,
+        # A loop over index tensors: advanced indexing copies, the result is contiguous.
+        """
+        def gather_boxes(out, b, a, ch, f, keep):
+            pred = out.view(b, a, ch, f, f).permute(0, 1, 3, 4, 2)
+            for idx in keep:
+                boxes = pred[idx].view(-1, ch)
+        """,
     )
     INVALID = (
         Example(
@@ -1698,6 +1718,13 @@ class ViewAfterTranspose(Rule):
         import torch.nn.functional as F
         def f(x, b):
             return F.relu(x.transpose(1, 2)).view(b, -1)  # expect: TL003
+        """,
+        # Indexing with a range counter keeps the permuted strides (pytorch-YOLOv4's loss).
+        """
+        def targets(output, b, a, ch, f):
+            pred = output.view(b, a, ch, f, f).permute(0, 1, 3, 4, 2)[..., :4]
+            for i in range(b):
+                boxes = pred[i].view(-1, 4)  # expect: TL003
         """,
     )
 
