@@ -26,9 +26,19 @@ MAX_CALLER_DEPTH = 3
 MODE_DEPENDENT = re.compile(
     r"(?i)dropout|batch_?norm|instance_?norm|training|\beval\b|\btrain\b|lstm|gru|rnn|transformer|attention"
 )
+# Wrappers that run the network they are given, with its layers and their modes.
+WRAPPERS = frozenset({"DataParallel", "DistributedDataParallel", "DDP", "FullyShardedDataParallel", "FSDP", "compile"})
 # Methods that move or cast a network and return it.
 PLACEMENT = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train"})
 
+
+
+def _wraps(value: cst.BaseExpression, key: str) -> bool:
+    """`nn.DataParallel(net)`, `torch.compile(net)`: a wrapper around the network `key` itself."""
+    if not isinstance(value, cst.Call) or an.callee_name(value) not in WRAPPERS:
+        return False
+    args = an.positional(value)
+    return bool(args) and an.model_key(args[0].value) == key
 
 class MissingEvalMode(Rule):
     """
@@ -318,6 +328,36 @@ class MissingEvalMode(Rule):
                 optimizer.step()
             test()
         """,
+        # A network of this file without mode-dependent layers (a comment that names
+        # dropout is not a layer), wrapped in DataParallel: eval() would change nothing.
+        """
+        import torch
+        import torch.nn as nn
+        class Net(nn.Module):
+            # No dropout or batch norm: train() and eval() compute the same.
+            def __init__(self):
+                super().__init__()
+                self.fc1 = nn.Linear(784, 128)
+                self.fc2 = nn.Linear(128, 10)
+
+            def forward(self, x):
+                return self.fc2(torch.relu(self.fc1(x)))
+
+        def test_accuracy(net, loader):
+            with torch.no_grad():
+                return sum((net(x).argmax(1) == y).sum().item() for x, y in loader)
+
+        def train(loader, val_loader):
+            net = Net()
+            net = nn.DataParallel(net)
+            opt = torch.optim.SGD(net.parameters(), lr=0.1)
+            for epoch in range(3):
+                for x, y in loader:
+                    opt.zero_grad()
+                    torch.nn.functional.cross_entropy(net(x), y).backward()
+                    opt.step()
+                print(test_accuracy(net, val_loader))
+        """,
     ]
 
     INVALID = [
@@ -596,6 +636,33 @@ class MissingEvalMode(Rule):
                 optimizer.step()
             test()
         """,
+        # DataParallel does not hide the dropout of the network it wraps.
+        """
+        import torch
+        import torch.nn as nn
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Sequential(nn.Linear(784, 128), nn.Dropout(0.2), nn.Linear(128, 10))
+
+            def forward(self, x):
+                return self.fc(x)
+
+        def test_accuracy(net, loader):  # expect: TL009
+            with torch.no_grad():
+                return sum((net(x).argmax(1) == y).sum().item() for x, y in loader)
+
+        def train(loader, val_loader):
+            net = Net()
+            net = nn.DataParallel(net)
+            opt = torch.optim.SGD(net.parameters(), lr=0.1)
+            for epoch in range(3):
+                for x, y in loader:
+                    opt.zero_grad()
+                    torch.nn.functional.cross_entropy(net(x), y).backward()
+                    opt.step()
+                print(test_accuracy(net, val_loader))
+        """,
     ]
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
@@ -663,6 +730,8 @@ class _Finder:
         for value in built:
             while isinstance(value, cst.Call) and an.method_name(value) in PLACEMENT:
                 value = an.receiver(value)  # type: ignore[assignment]
+            if _wraps(value, key):
+                continue  # `net = nn.DataParallel(net)`: the same layers
             cls = classes.get(an.callee_name(value) or "") if isinstance(value, cst.Call) else None
             if cls is None or not self._class_mode_free(cls, classes, frozenset()):
                 return False
@@ -671,7 +740,7 @@ class _Finder:
     def _class_mode_free(self, cls: cst.ClassDef, classes: dict[str, cst.ClassDef], seen: frozenset[str]) -> bool:
         if cls.name.value in seen:
             return True
-        if MODE_DEPENDENT.search(self.ctx.module.code_for_node(cls)):
+        if MODE_DEPENDENT.search(self._identifiers_and_strings(cls)):
             return False
         seen = seen | {cls.name.value}
         for base in cls.bases:
@@ -690,6 +759,17 @@ class _Finder:
             elif self.imps.is_imported(call.func) and not (self.imps.callee(call) or "").startswith("torch."):
                 return False  # a network from another module: its layers are unknown here
         return True
+
+    def _identifiers_and_strings(self, cls: cst.ClassDef) -> str:
+        """The names, attributes and string literals of a class, without its comments and
+        docstrings (a comment saying "no dropout here" is not a dropout layer)."""
+        words = [name.value for name in self.idx.within(cls, cst.Name)]
+        words.extend(
+            string.value
+            for string in self.idx.within(cls, cst.SimpleString)
+            if not isinstance(self.idx.parent(string), cst.Expr)
+        )
+        return " ".join(words)
 
     def _trained_keys(self) -> set[str]:
         """What training loops run with gradients, in their own body or the helpers they call."""
