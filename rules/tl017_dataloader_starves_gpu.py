@@ -237,6 +237,22 @@ class DataloaderStarvesGpu(Rule):
         for x, y in loader:
             model(x.cuda()).sum().backward()
         """,
+        # A collate function that puts each batch on the GPU (PyTorch's text-classification
+        # tutorial): workers and pinned memory cannot carry CUDA tensors.
+        """
+        import torch
+        from torch.utils.data import DataLoader
+        device = torch.device("cuda")
+        def collate_batch(batch):
+            labels = torch.tensor([label for label, _ in batch])
+            texts = torch.cat([torch.tensor(vocab(text)) for _, text in batch])
+            return labels.to(device), texts.to(device)
+        loader = DataLoader(train_iter, batch_size=8, shuffle=True, collate_fn=collate_batch)
+        for label, text in loader:
+            optimizer.zero_grad()
+            criterion(model(text), label).backward()
+            optimizer.step()
+        """,
     ]
 
     INVALID = [
@@ -376,6 +392,18 @@ class DataloaderStarvesGpu(Rule):
         for waves, labels in loader:
             criterion(model(waves.cuda()), labels.cuda()).backward()
         """,
+        # A collate function of this module that only stacks on the CPU.
+        """
+        import torch
+        from torch.utils.data import DataLoader
+        def collate(batch):
+            return torch.stack([x for x, _ in batch]), torch.tensor([y for _, y in batch])
+        loader = DataLoader(images, batch_size=64, collate_fn=collate)  # expect: TL017
+        for x, y in loader:
+            optimizer.zero_grad()
+            criterion(model(x.cuda()), y.cuda()).backward()
+            optimizer.step()
+        """,
     ]
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
@@ -396,6 +424,7 @@ class DataloaderStarvesGpu(Rule):
                 or _in_memory(dataset)
                 or gpu.holds_gpu_tensors(dataset)
                 or gpu.serves_text(call)
+                or gpu.collates_on_device(call)
             ):
                 continue
             workers = _setting(call, "num_workers", NUM_WORKERS_POSITION)
@@ -512,6 +541,18 @@ class _GpuData:
                 return True
         return False
 
+
+    def collates_on_device(self, loader: cst.Call) -> bool:
+        """A `collate_fn` of this module that puts each batch on a device: the batches are
+        CUDA tensors already, which worker processes and pinned memory cannot carry."""
+        arg = an.keyword(loader, "collate_fn")
+        if arg is None:
+            return False
+        for node in self.idx.within(arg.value, cst.Name):
+            functions = self.funcs.by_name.get(node.value, [])  # functions and methods
+            if any(_places(call) for func in functions for call in self.idx.within(func, cst.Call)):
+                return True
+        return False
 
     def serves_text(self, loader: cst.Call) -> bool:
         """The loader's dataset or collate function, or what they were built from, names a
