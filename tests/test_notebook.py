@@ -172,6 +172,15 @@ def test_an_unreadable_notebook_is_tl000(tmp_path: Path, text: str, where: tuple
     assert (error.code, error.line, error.column) == ("TL000", *where)
 
 
+def test_an_nbformat_3_notebook_says_how_to_convert_it(tmp_path: Path) -> None:
+    path = tmp_path / "old.ipynb"
+    worksheet = {"cells": [{"cell_type": "code", "input": [TRAIN], "language": "python"}]}
+    path.write_text(json.dumps({"nbformat": 3, "worksheets": [worksheet], "metadata": {}}), encoding="utf-8")
+    (error,) = api.check_paths([path], Config(), jobs=1).findings
+    assert error.code == "TL000"
+    assert "nbformat 3" in error.message and "jupyter nbconvert --to notebook --nbformat 4" in error.message
+
+
 def test_notebooks_in_other_languages_are_skipped(tmp_path: Path) -> None:
     path = write_notebook(tmp_path / "nb.ipynb", cell(SETUP), cell(TRAIN), language="R")
     assert findings(path) == []

@@ -84,6 +84,11 @@ def parse_notebook(raw: str) -> Notebook:
         raise NotebookError(f"invalid notebook JSON: {exc.msg}", exc.lineno, exc.colno) from None
     except RecursionError:
         raise NotebookError("invalid notebook JSON: nested too deeply") from None
+    if isinstance(data, dict) and "worksheets" in data:
+        raise NotebookError(
+            "a notebook in nbformat 3 or older, which torchlint does not read: convert it with "
+            "`jupyter nbconvert --to notebook --nbformat 4`"
+        )
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise NotebookError('not a Jupyter notebook in nbformat 4: no top-level "cells" list')
     if not _is_python(data.get("metadata")):
