@@ -15,6 +15,7 @@ from torchlint.rules._analysis import (
     Functions,
     Imports,
     Index,
+    bind_arguments,
     bindings,
     dotted,
     enclosing_loops,
@@ -25,7 +26,9 @@ from torchlint.rules._analysis import (
     is_grad_free_call,
     keyword,
     last_name,
+    mentions,
     method_name,
+    parameter_names,
     positional,
     receiver,
 )
@@ -97,14 +100,6 @@ class _Analysis:
     @cached_property
     def frozen(self) -> set[str]:
         return self._frozen_names()
-
-    @cached_property
-    def names(self) -> dict[str, list[cst.Name]]:
-        """Every `Name` node of the module, by its text."""
-        found: dict[str, list[cst.Name]] = {}
-        for name in self.idx.nodes(cst.Name):
-            found.setdefault(name.value, []).append(name)
-        return found
 
     @cached_property
     def file_grad_off(self) -> bool:
@@ -934,7 +929,7 @@ class EvalWithoutNoGrad(Rule):
                 name = dotted(call.func) if isinstance(call.func, cst.Name) else None
                 if name is None or name in own or name in analysis.frozen or idx.scope(call) is not func:
                     continue
-                if name not in evaluated and _parameter_index(func, name) is None:
+                if name not in evaluated and name not in parameter_names(func):
                     continue  # neither a global in eval mode nor something a caller passes
                 event = self._caller_eval(analysis, func, name)
                 if event is None or analysis.runs_grad_free(call) or _in_test(idx, analysis.imps, call):
@@ -949,16 +944,18 @@ class EvalWithoutNoGrad(Rule):
         """The eval-mode event that holds for `name` at every call site of `func` (a
         parameter: the model passed for it; a global: the name itself), or None."""
         idx = analysis.idx
-        index = _parameter_index(func, name)
-        if index is None and name in analysis.bindings.of(func):
+        is_parameter = name in parameter_names(func)
+        if not is_parameter and name in analysis.bindings.of(func):
             return None  # a local of the function: not what any caller switched
         sites = [s for s in analysis.funcs.call_sites(func) if not idx.contains(func, s)]
         if not sites:
             return None
         found = None
         for site in sites:
-            passed = _argument(site, func, index) if index is not None else None
-            key = name if index is None else dotted(passed) if passed is not None else None
+            key: str | None = name
+            if is_parameter:
+                passed = bind_arguments(analysis.funcs, func, site).get(name)
+                key = dotted(passed) if passed is not None else None
             scope = idx.scope(site)
             event = analysis.mode_before(scope, key, idx.order(site)) if key is not None else None
             if event is None or event.kind != "eval" or analysis.uses_gradients(scope, event.order):
@@ -966,7 +963,7 @@ class EvalWithoutNoGrad(Rule):
             if key in analysis.frozen or analysis.runs_grad_free(site):
                 return None
             found = event
-        return None if _referenced_uncalled(analysis, func, sites) else found
+        return None if _referenced_uncalled(idx, func, sites) else found
 
     @staticmethod
     def _forward_key(call: cst.Call, keys: set[str]) -> str | None:
@@ -1021,34 +1018,11 @@ class EvalWithoutNoGrad(Rule):
         return FixSpec(f"wrap the call in `with {alias}.no_grad():`", ((line, wrapped),), safe=not returned)
 
 
-def _parameter_index(func: cst.FunctionDef, name: str) -> int | None:
-    """The position of the plain positional parameter `name` of `func`, if it is one."""
-    for position, param in enumerate(func.params.params):
-        if param.name.value == name:
-            return position
-    return None
-
-
-def _argument(site: cst.Call, func: cst.FunctionDef, position: int) -> cst.BaseExpression | None:
-    """What `site` passes for `func`'s positional parameter at `position`."""
-    name = func.params.params[position].name.value
-    positional = []
-    for arg in site.args:
-        if arg.star:
-            return None
-        if arg.keyword is None:
-            positional.append(arg.value)
-        elif arg.keyword.value == name:
-            return arg.value
-    return positional[position] if position < len(positional) else None
-
-
-def _referenced_uncalled(analysis: _Analysis, func: cst.FunctionDef, sites: list[cst.Call]) -> bool:
+def _referenced_uncalled(idx: Index, func: cst.FunctionDef, sites: list[cst.Call]) -> bool:
     """`func` is also handed around (a callback, `map(func, ...)`): callers this rule cannot see."""
     called = {id(site.func) for site in sites}
     return any(
-        use is not func.name and id(use) not in called and not isinstance(analysis.idx.parent(use), cst.Attribute)
-        for use in analysis.names.get(func.name.value, ())
+        use is not func.name and id(use) not in called for use in mentions(idx, idx.module, func.name.value)
     )
 
 
