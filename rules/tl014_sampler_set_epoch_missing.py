@@ -485,9 +485,9 @@ class SamplerSetEpochMissing(Rule):
         an object): report the epoch loops of the file when nothing in it ever calls a
         `set_epoch` (nor hands a loader to `accelerator.prepare`)."""
         maker = idx.scope(sampler.loader)
-        if (
-            any("set_epoch" in name or name == "prepare" for name in map(_called, idx.nodes(cst.Call)))
-            or (isinstance(maker, cst.FunctionDef) and _says_eval(maker.name.value))
+        called = [an.callee_name(call) or "" for call in idx.nodes(cst.Call)]
+        if any("set_epoch" in name or name == "prepare" for name in called) or (
+            isinstance(maker, cst.FunctionDef) and _says_eval(maker.name.value)
         ):
             return
         made_in = f" built in `{maker.name.value}()`" if isinstance(maker, cst.FunctionDef) else ""
@@ -536,7 +536,7 @@ def _samplers(ctx: FileContext, idx: an.Index) -> Iterator[_Sampler]:
         for loader in loaders:
             if local and idx.scope(loader) is not idx.scope(call):
                 continue  # another function's `sampler` is another object
-            if _draws_from(idx, loader, call, name):
+            if _draws_from(ctx, idx, loader, call, name):
                 loader_target = _bound_target(idx, loader)
                 loader_name = an.dotted(loader_target) if loader_target is not None else None
                 if _says_eval(name) or _says_eval(loader_name) or _prepared(idx, loader, loader_name):
@@ -544,7 +544,7 @@ def _samplers(ctx: FileContext, idx: an.Index) -> Iterator[_Sampler]:
                 yield _Sampler(call, name, loader, loader_name)
 
 
-def _draws_from(idx: an.Index, loader: cst.Call, sampler: cst.Call, name: str | None) -> bool:
+def _draws_from(ctx: FileContext, idx: an.Index, loader: cst.Call, sampler: cst.Call, name: str | None) -> bool:
     """The loader's `sampler=` or `batch_sampler=` is the sampler, holds it, or is a name bound
     to something that holds it (`batch_sampler_train = BatchSampler(sampler_train, ...)`)."""
     for keyword in ("sampler", "batch_sampler"):
@@ -555,9 +555,7 @@ def _draws_from(idx: an.Index, loader: cst.Call, sampler: cst.Call, name: str | 
             return True
         wrapper = an.dotted(arg.value)
         if wrapper is not None and any(
-            _holds(idx, assign.value, sampler, name)
-            for assign in idx.nodes(cst.Assign)
-            if any(an.dotted(t.target) == wrapper for t in assign.targets)
+            _holds(idx, value, sampler, name) for value in an.assigned_values(ctx).get(wrapper, [])
         ):
             return True
     return False
@@ -664,10 +662,6 @@ def _epoch_loops(ctx: FileContext, idx: an.Index, funcs: an.Functions, sampler: 
     ]
 
 
-def _called(call: cst.Call) -> str:
-    return an.callee_name(call) or ""
-
-
 def _says_epoch(loop: cst.For | cst.While) -> bool:
     return isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and any(
         t.startswith("epoch") for t in an.name_tokens(loop.target.value)
@@ -721,11 +715,7 @@ def _may_be_none(ctx: FileContext, idx: an.Index, sampler: _Sampler) -> bool:
     parent = idx.parent(sampler.call)
     if isinstance(parent, cst.IfExp):
         return True
-    assigned = 0
-    for assign in idx.nodes(cst.Assign):
-        if any(an.dotted(t.target) == sampler.name for t in assign.targets):
-            assigned += 1
-    return assigned > 1
+    return sampler.name is not None and len(an.assigned_values(ctx).get(sampler.name, [])) > 1
 
 
 def _bound_target(idx: an.Index, value: cst.CSTNode) -> cst.BaseExpression | None:

@@ -415,7 +415,7 @@ class DataloaderStarvesGpu(Rule):
         loaders = an.calls_to(ctx, LOADERS, frozenset({"DataLoader"}))
         if not loaders:
             return
-        gpu = _GpuData(idx, an.functions(ctx))
+        gpu = _GpuData(ctx)
         asynchronous = _copies_asynchronously(idx)
         for call in loaders:
             dataset = _dataset(call)
@@ -516,15 +516,10 @@ class _GpuData:
     """Whether a dataset expression holds tensors created on or moved to a GPU, directly or
     through a dataset class of the same module that places its samples on a device."""
 
-    def __init__(self, idx: an.Index, funcs: an.Functions) -> None:
-        self.idx = idx
-        self.funcs = funcs
-        self.assigned: dict[str, list[cst.BaseExpression]] = {}
-        for assign in idx.nodes(cst.Assign):
-            for target in assign.targets:
-                name = an.dotted(target.target)
-                if name:
-                    self.assigned.setdefault(name, []).append(assign.value)
+    def __init__(self, ctx: FileContext) -> None:
+        self.idx = an.index(ctx)
+        self.funcs = an.functions(ctx)
+        self.assigned = an.assigned_values(ctx)
 
     def holds_gpu_tensors(self, expr: cst.BaseExpression | None, depth: int = 0) -> bool:
         if expr is None or depth > MAX_DEPTH:
