@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import re
 from collections import defaultdict
+from functools import cached_property
 from typing import Iterator
 
 import libcst as cst
@@ -398,9 +399,21 @@ class _Amp:
         self.imps = an.imports(ctx)
         self.funcs = an.functions(ctx)
         self.train = train
-        self._updates: list[cst.Call] | None = None
-        self._loops_running_steps: dict[int, list[cst.For | cst.While]] | None = None
-        self._backward_by_scope: dict[int, list[cst.Call]] | None = None
+
+    @cached_property
+    def _backward_by_scope(self) -> dict[int, list[cst.Call]]:
+        found: dict[int, list[cst.Call]] = defaultdict(list)
+        for backward in self.train.backward:
+            found[id(self.idx.scope(backward))].append(backward)
+        return found
+
+    @cached_property
+    def _updates(self) -> list[cst.Call]:
+        return [c for c in self.idx.nodes(cst.Call) if an.method_name(c) == "update"]
+
+    @cached_property
+    def _loops_running_steps(self) -> dict[int, list[cst.For | cst.While]]:
+        return self.train.loops_running(self.train.steps, self.funcs)
 
     # -- float16 autocast ----------------------------------------------------------------
 
@@ -507,10 +520,6 @@ class _Amp:
     def _backward_follows(self, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
         """A backward pass of `scope` runs inside `node` or after it within the same iteration."""
         loops = {id(loop) for loop in an.enclosing_loops(self.idx, node)}
-        if self._backward_by_scope is None:
-            self._backward_by_scope = defaultdict(list)
-            for backward in self.train.backward:
-                self._backward_by_scope[id(self.idx.scope(backward))].append(backward)
         for backward in self._backward_by_scope.get(id(scope), []):
             if an.in_grad_free_block(self.idx, backward, self.imps):
                 continue
@@ -542,9 +551,6 @@ class _Amp:
         scaler = an.receiver(step)
         if scaler is None or self.train.optimizer_of(step) is scaler:
             return False  # an optimizer's own step(), not `scaler.step(optimizer)`
-        if self._updates is None or self._loops_running_steps is None:
-            self._updates = [c for c in self.idx.nodes(cst.Call) if an.method_name(c) == "update"]
-            self._loops_running_steps = self.train.loops_running(self.train.steps, self.funcs)
         updates = [c for c in self._updates if _same_scaler(an.receiver(c), scaler)]
         loops = self._loops_running_steps.get(id(step), [])
         if not loops:

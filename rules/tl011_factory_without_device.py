@@ -1350,8 +1350,7 @@ def _dtype_only(call: cst.Call, imps: an.Imports) -> bool:
             if arg.keyword.value not in ("dtype", "non_blocking", "copy", "memory_format"):
                 return False
             continue
-        qualified = imps.qualify(arg.value) or ""
-        is_dtype = (qualified.startswith("torch.") and qualified.count(".") == 1 and qualified[6:] in DTYPES) or (
+        is_dtype = _torch_member(arg.value, imps) in DTYPES or (
             isinstance(arg.value, cst.Attribute) and arg.value.attr.value == "dtype"
         )
         if not is_dtype:
@@ -1365,10 +1364,14 @@ def _host_type(call: cst.Call, imps: an.Imports) -> bool:
     value = call.args[0].value
     if isinstance(value, cst.SimpleString):
         return "cuda" not in value.value
-    qualified = imps.qualify(value) or ""
-    return qualified.startswith("torch.") and qualified.count(".") == 1 and (
-        qualified[6:] in DTYPES or qualified.endswith("Tensor")
-    )
+    member = _torch_member(value, imps)
+    return member in DTYPES or member.endswith("Tensor")
+
+
+def _torch_member(expr: cst.BaseExpression, imps: an.Imports) -> str:
+    """`float16` for `torch.float16` (however torch is imported), `""` for anything else."""
+    qualified = imps.qualify(expr) or ""
+    return qualified[6:] if qualified.startswith("torch.") and qualified.count(".") == 1 else ""
 
 
 def _sizes(call: cst.Call) -> list[cst.BaseExpression] | None:

@@ -183,7 +183,7 @@ def _guard(source: str) -> None:
         with INTERPRETER_LOCK, warnings.catch_warnings(), recursion_limit(GUARD_RECURSION_LIMIT):
             # Invalid escape sequences and the like are the user's business, not ours.
             warnings.simplefilter("ignore")
-            tree = python_ast(source)
+            tree = ast.parse(source)
             if len(_BOOLEAN_WORD.findall(source)) >= MAX_BOOLEAN_CHAIN:
                 _check_boolean_chains(tree)
             del tree
