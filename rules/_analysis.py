@@ -1209,6 +1209,21 @@ def model_key(expr: cst.BaseExpression | None) -> str | None:
     return None
 
 
+# Calls that wrap a network and run its layers as they are.
+MODEL_WRAPPERS = frozenset(
+    {"DataParallel", "DistributedDataParallel", "DDP", "FullyShardedDataParallel", "FSDP", "compile"}
+)
+
+
+def wrapped_model(expr: cst.BaseExpression) -> str | None:
+    """The network a wrapper call runs, as `model_key` names it: `net` for
+    `nn.DataParallel(net)`, `DDP(net, device_ids=...)`, `torch.compile(net)`."""
+    if not isinstance(expr, cst.Call) or callee_name(expr) not in MODEL_WRAPPERS:
+        return None
+    args = positional(expr)
+    return model_key(args[0].value) if args else None
+
+
 @dataclass(frozen=True)
 class ModeCall:
     """`x.eval()`, `x.train()`, `x.train(False)` or `x.train(flag)` on a module."""

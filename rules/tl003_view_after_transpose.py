@@ -659,7 +659,6 @@ class Layouts:
         reaching = self.bindings.reaching(name)
         return bool(reaching) and all(
             isinstance(b.node, cst.For)
-            and b.node.target is not None
             and isinstance(b.node.target, cst.Name)
             and isinstance(b.node.iter, cst.Call)
             and dotted(b.node.iter.func) in ("range", "trange")

@@ -26,19 +26,9 @@ MAX_CALLER_DEPTH = 3
 MODE_DEPENDENT = re.compile(
     r"(?i)dropout|batch_?norm|instance_?norm|training|\beval\b|\btrain\b|lstm|gru|rnn|transformer|attention"
 )
-# Wrappers that run the network they are given, with its layers and their modes.
-WRAPPERS = frozenset({"DataParallel", "DistributedDataParallel", "DDP", "FullyShardedDataParallel", "FSDP", "compile"})
 # Methods that move or cast a network and return it.
 PLACEMENT = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train"})
 
-
-
-def _wraps(value: cst.BaseExpression, key: str) -> bool:
-    """`nn.DataParallel(net)`, `torch.compile(net)`: a wrapper around the network `key` itself."""
-    if not isinstance(value, cst.Call) or an.callee_name(value) not in WRAPPERS:
-        return False
-    args = an.positional(value)
-    return bool(args) and an.model_key(args[0].value) == key
 
 class MissingEvalMode(Rule):
     """
@@ -730,7 +720,7 @@ class _Finder:
         for value in built:
             while isinstance(value, cst.Call) and an.method_name(value) in PLACEMENT:
                 value = an.receiver(value)  # type: ignore[assignment]
-            if _wraps(value, key):
+            if an.wrapped_model(value) == key:
                 continue  # `net = nn.DataParallel(net)`: the same layers
             cls = classes.get(an.callee_name(value) or "") if isinstance(value, cst.Call) else None
             if cls is None or not self._class_mode_free(cls, classes, frozenset()):
