@@ -143,23 +143,20 @@ def test_threads_of_one_process_check_and_probe_at_once() -> None:
     assert [f.code for f in static] == ["TL001"]
     script = (FIXTURES / "tl009_missing_eval_mode.py").read_text()
 
-    def work(_: int) -> list[object]:
-        results: list[object] = []
+    def work(_: int) -> list[tuple[bool, int, bool]]:
+        rounds = []
         for _ in range(15):
             garbage = [_Finalized() for _ in range(200)]
             for item in garbage:
                 item.cycle = item  # type: ignore[attr-defined]
             del garbage
-            results.append(api.check_source(not_shallow, "train.py"))
-            results.append(assign(static, [], "train.py", script))
-            results.append(is_program(script))
-        return results
+            checked = api.check_source(not_shallow, "train.py") == static
+            rounds.append((checked, len(assign(static, [], "train.py", script)), is_program(script)))
+        return rounds
 
     with ThreadPoolExecutor(max_workers=4) as pool:
-        outcomes = list(pool.map(work, range(4)))
-    assert all(result == static for outcome in outcomes for result in outcome[0::3])
-    assert all(len(result) == 1 for outcome in outcomes for result in outcome[1::3])  # type: ignore[arg-type]
-    assert all(result is True for outcome in outcomes for result in outcome[2::3])
+        rounds = [r for thread in pool.map(work, range(4)) for r in thread]
+    assert rounds == [(True, 1, True)] * 60
 
 
 def test_ten_megabyte_files(tmp_path: Path) -> None:
