@@ -67,8 +67,10 @@ _SKIPPED_FIELDS = frozenset(
 )
 # Source order where it differs from the dataclass field order.
 _FIELD_ORDER_OVERRIDES: dict[type[cst.CSTNode], tuple[str, ...]] = {
-    cst.FunctionDef: ("decorators", "name", "params", "returns", "body"),
-    cst.ClassDef: ("decorators", "name", "bases", "keywords", "body"),
+    cst.FunctionDef: ("decorators", "name", "type_parameters", "params", "returns", "body"),
+    cst.ClassDef: ("decorators", "name", "type_parameters", "bases", "keywords", "body"),
+    cst.Arg: ("keyword", "value"),
+    cst.Parameters: ("posonly_params", "posonly_ind", "params", "star_arg", "kwonly_params", "star_kwarg"),
     cst.ExceptHandler: ("type", "name", "body"),
     cst.ExceptStarHandler: ("type", "name", "body"),
     cst.MatchCase: ("pattern", "guard", "body"),
