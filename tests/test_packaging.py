@@ -44,7 +44,10 @@ def test_wheel_file_list(wheel: Path) -> None:
     top_level = {name.split("/")[0] for name in names}
     assert top_level <= {"torchlint", f"{wheel.name.split('-')[0]}-{wheel.name.split('-')[1]}.dist-info"}
     assert "torchlint/rules/tl001_missing_zero_grad.py" in names
-    assert "torchlint/rules/_analysis.py" in names
+    # Every module of the source tree ships, sub-packages included (setuptools lists them by hand).
+    for folder, package in (("rules", "torchlint/rules"), ("runtime_probe", "torchlint/runtime_probe")):
+        for source in (REPO / folder).rglob("*.py"):
+            assert f"{package}/{source.relative_to(REPO / folder).as_posix()}" in names
     assert "torchlint/runtime_probe/__init__.py" in names
     assert "torchlint/report/json.py" in names
     assert not any(name.startswith(("rules/", "runtime_probe/", "tests/", "fixtures/")) for name in names)

@@ -1,0 +1,109 @@
+"""The analysis library that every rule queries: one semantic model of a module, organised
+by concept, each concept in its own module with its own tests. Each analysis is computed at
+most once per file, through `FileContext.analysis`.
+
+- `index`: where am I? parents, source order and nodes by type.
+- `names`: names and imports, string literals, mentions of a named object.
+- `calls`: the parts of a call, arguments bound to parameters.
+- `callgraph`: functions, methods, classes, and which local functions a call may run.
+- `flow`: loops, execution order through helpers, branches, early exits.
+- `dataflow`: which binding a use of a name reads; values assigned to each name.
+- `vocabulary`: every word list behind a name-based guess.
+- `training`: backward passes, optimizer steps, gradient clears.
+- `modes`: train/eval calls, gradient-free regions, what the code calls a network.
+- `devices`: CUDA placement.
+- `fixes`: building blocks of autofixes.
+
+Rules use it as `from torchlint.rules import _analysis as an` and call `an.index(ctx)`,
+`an.flow(ctx)`, ...: the names imported below are the library's interface to rules.
+"""
+
+from __future__ import annotations
+
+from torchlint.rules._analysis.index import (
+    children as children,
+    UNCACHED_ORDERS as UNCACHED_ORDERS,
+    Index as Index,
+    index as index,
+    first as first,
+)
+from torchlint.rules._analysis.names import (
+    dotted as dotted,
+    last_name as last_name,
+    Imports as Imports,
+    imports as imports,
+    calls_to as calls_to,
+    string_text as string_text,
+    mentions as mentions,
+)
+from torchlint.rules._analysis.calls import (
+    method_name as method_name,
+    receiver as receiver,
+    callee_name as callee_name,
+    keyword as keyword,
+    positional as positional,
+    is_false as is_false,
+    same_expr as same_expr,
+    bind_arguments as bind_arguments,
+    parameter_names as parameter_names,
+    called_module as called_module,
+)
+from torchlint.rules._analysis.callgraph import (
+    Functions as Functions,
+    functions as functions,
+)
+from torchlint.rules._analysis.flow import (
+    LOOP_TYPES as LOOP_TYPES,
+    loop_body_contains as loop_body_contains,
+    enclosing_loops as enclosing_loops,
+    loops_run_by as loops_run_by,
+    Step as Step,
+    execution_order as execution_order,
+    MAX_INLINE_DEPTH as MAX_INLINE_DEPTH,
+    Event as Event,
+    Flow as Flow,
+    flow as flow,
+    running_scopes as running_scopes,
+    in_exclusive_branches as in_exclusive_branches,
+)
+from torchlint.rules._analysis.dataflow import (
+    Binding as Binding,
+    target_elements as target_elements,
+    target_names as target_names,
+    assigned_values as assigned_values,
+    Bindings as Bindings,
+    bindings as bindings,
+)
+from torchlint.rules._analysis.vocabulary import (
+    name_tokens as name_tokens,
+    name_says_optimizer as name_says_optimizer,
+    is_optimizer_class as is_optimizer_class,
+    MODULE_UTILITY_METHODS as MODULE_UTILITY_METHODS,
+    name_says_evaluation as name_says_evaluation,
+    MODEL_WRAPPERS as MODEL_WRAPPERS,
+    ITERABLE_WRAPPERS as ITERABLE_WRAPPERS,
+    is_test_file as is_test_file,
+    says_host as says_host,
+)
+from torchlint.rules._analysis.training import (
+    Training as Training,
+    training as training,
+    unwrap_iterable as unwrap_iterable,
+    backpropagated as backpropagated,
+)
+from torchlint.rules._analysis.modes import (
+    is_grad_free_call as is_grad_free_call,
+    grad_free_decorated as grad_free_decorated,
+    in_grad_free_block as in_grad_free_block,
+    model_key as model_key,
+    wrapped_model as wrapped_model,
+    ModeCall as ModeCall,
+    mode_calls as mode_calls,
+    runs_with_gradients as runs_with_gradients,
+)
+from torchlint.rules._analysis.devices import (
+    uses_cuda as uses_cuda,
+)
+from torchlint.rules._analysis.fixes import (
+    insert_statement as insert_statement,
+)

@@ -1,0 +1,145 @@
+"""The module's functions and methods, the classes that hold them, and a conservative call
+graph: which local functions a call may run (`f()`, `self.f()`, `Class.f()`), which local
+functions a scope reaches, and where a function is called from.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from torchlint.rule import FileContext
+from torchlint.rules._analysis.index import Index, index
+from torchlint.rules._analysis.names import dotted, last_name
+
+
+@dataclass
+class Functions:
+    """The module's functions, their classes, and which local functions a call may reach."""
+
+    idx: Index
+    all: list[cst.FunctionDef]
+    by_name: dict[str, list[cst.FunctionDef]]
+    class_of: dict[int, cst.ClassDef]
+    methods: dict[str, dict[str, cst.FunctionDef]]
+    bases: dict[str, list[str]]
+    _callees: dict[int, list[cst.FunctionDef]] = field(default_factory=dict)
+    _sites: dict[int, list[cst.Call]] | None = None
+
+    def enclosing_class(self, func: cst.FunctionDef) -> cst.ClassDef | None:
+        return self.class_of.get(id(func))
+
+    def method(self, class_name: str, name: str, _seen: frozenset[str] = frozenset()) -> cst.FunctionDef | None:
+        found = self.methods.get(class_name, {}).get(name)
+        if found is not None or class_name in _seen:
+            return found
+        for base in self.bases.get(class_name, ()):
+            found = self.method(base, name, _seen | {class_name})
+            if found is not None:
+                return found
+        return None
+
+    def resolve(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """Local functions that `call` may run: `f()`, `self.f()`, `cls.f()`, `Class.f()`."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            return [f for f in self.by_name.get(func.value, []) if id(f) not in self.class_of]
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            owner = func.value.value
+            if owner in ("self", "cls"):
+                current = self.idx.enclosing(call, (cst.FunctionDef,))
+                while current is not None and id(current) not in self.class_of:
+                    current = self.idx.enclosing(current, (cst.FunctionDef,))
+                if current is not None:
+                    found = self.method(self.class_of[id(current)].name.value, func.attr.value)
+                    return [found] if found is not None else []
+                return []
+            if owner in self.methods:
+                found = self.method(owner, func.attr.value)
+                return [found] if found is not None else []
+        return []
+
+    def references(self, scope: cst.CSTNode) -> list[cst.FunctionDef]:
+        """Local functions that `scope` calls or names (a callback or closure passed on)."""
+        key = id(scope)
+        cached = self._callees.get(key)
+        if cached is not None:
+            return cached
+        found: dict[int, cst.FunctionDef] = {}
+        for call in self.idx.within(scope, cst.Call):
+            for f in self.resolve(call):
+                found[id(f)] = f
+        for name in self.idx.within(scope, cst.Name):
+            parent = self.idx.parent(name)
+            if isinstance(parent, (cst.Call, cst.FunctionDef)) or (
+                isinstance(parent, cst.Attribute) and parent.attr is name
+            ):
+                continue
+            for f in self.by_name.get(name.value, []):
+                if id(f) not in self.class_of:
+                    found[id(f)] = f
+        for nested in self.idx.within(scope, cst.FunctionDef):
+            if nested is not scope:
+                found[id(nested)] = nested
+        result = self._callees[key] = [f for f in found.values() if f is not scope]
+        return result
+
+    def reachable(self, scope: cst.CSTNode) -> list[cst.CSTNode]:
+        """`scope` and every local function it may run, transitively."""
+        seen: dict[int, cst.CSTNode] = {id(scope): scope}
+        stack: list[cst.CSTNode] = [scope]
+        while stack:
+            current = stack.pop()
+            for f in self.references(current):
+                if id(f) not in seen:
+                    seen[id(f)] = f
+                    stack.append(f)
+        return list(seen.values())
+
+    def call_sites(self, func: cst.FunctionDef) -> list[cst.Call]:
+        """Calls in the module that may run `func` (methods also through `obj.name(...)`)."""
+        if self._sites is None:
+            sites: dict[int, list[cst.Call]] = defaultdict(list)
+            method_names = {name for methods in self.methods.values() for name in methods}
+            for call in self.idx.nodes(cst.Call):
+                targets = {id(f): f for f in self.resolve(call)}
+                func_expr = call.func
+                if (
+                    isinstance(func_expr, cst.Attribute)
+                    and func_expr.attr.value in method_names
+                    and dotted(func_expr.value) not in ("self", "cls")
+                ):
+                    for methods in self.methods.values():
+                        found = methods.get(func_expr.attr.value)
+                        if found is not None:
+                            targets[id(found)] = found
+                for key in targets:
+                    sites[key].append(call)
+            self._sites = sites
+        return self._sites.get(id(func), [])
+
+
+def functions(ctx: FileContext) -> Functions:
+    return ctx.analysis(_build_functions)
+
+
+def _build_functions(ctx: FileContext) -> Functions:
+    idx = index(ctx)
+    all_funcs = idx.nodes(cst.FunctionDef)
+    by_name: dict[str, list[cst.FunctionDef]] = defaultdict(list)
+    class_of: dict[int, cst.ClassDef] = {}
+    methods: dict[str, dict[str, cst.FunctionDef]] = defaultdict(dict)
+    for func in all_funcs:
+        by_name[func.name.value].append(func)
+        block = idx.parent(func)
+        owner = idx.parent(block) if block is not None else None
+        if isinstance(owner, cst.ClassDef):
+            class_of[id(func)] = owner
+            methods[owner.name.value][func.name.value] = func
+    bases = {
+        cls.name.value: [b for b in (last_name(arg.value) for arg in cls.bases) if b]
+        for cls in idx.nodes(cst.ClassDef)
+    }
+    return Functions(idx, all_funcs, by_name, class_of, methods, bases)

@@ -1,0 +1,332 @@
+"""Control flow and execution order: loops and what runs once per iteration, the order in
+which one run of a scope executes chosen nodes (through local helper calls), the branches
+that guard them, the exits that leave before later ones, and the scopes that may run a
+node. Path-aware only as far as branches and early exits; values are `dataflow`'s.
+"""
+
+from __future__ import annotations
+
+import sys
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import libcst as cst
+
+from torchlint.rule import FileContext
+from torchlint.rules._analysis.callgraph import Functions, functions
+from torchlint.rules._analysis.calls import same_expr
+from torchlint.rules._analysis.index import Index, children, index
+
+
+LOOP_TYPES = (cst.For, cst.While)
+
+
+def loop_body_contains(idx: Index, loop: cst.For | cst.While, node: cst.CSTNode) -> bool:
+    """True when `node` runs once per iteration: in the body, not the iterable or `else`."""
+    return idx.contains(loop.body, node)
+
+
+def enclosing_loops(idx: Index, node: cst.CSTNode) -> list[cst.For | cst.While]:
+    """Loops of the same function whose body holds `node`, innermost first."""
+    loops: list[cst.For | cst.While] = []
+    for ancestor in idx.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            break
+        if isinstance(ancestor, LOOP_TYPES) and loop_body_contains(idx, ancestor, node):
+            loops.append(ancestor)
+    return loops
+
+
+def loops_run_by(idx: Index, funcs: Functions, scope: cst.CSTNode) -> list[cst.For | cst.While]:
+    """Loops inside `scope` or in local functions it reaches."""
+    found: dict[int, cst.For | cst.While] = {}
+    for root in funcs.reachable(scope):
+        for loop in idx.within(root, cst.For, cst.While):
+            if loop is not scope:
+                found[id(loop)] = loop
+    return list(found.values())
+
+
+@dataclass(frozen=True)
+class Step:
+    """A call (or `a @ b`) in the order it executes, with the loops it runs in."""
+
+    node: cst.CSTNode
+    loops: tuple[cst.For | cst.While, ...]
+
+
+# Exact types, compared with `type(node) in ...`: cheaper than `isinstance` on LibCST's
+# ABC classes, and LibCST's concrete node classes have no subclasses.
+_NOT_INLINE = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+
+
+def execution_order(scope: cst.CSTNode) -> list[Step]:
+    """Calls and matrix products of `scope`, each loop body taken once, in execution order:
+    operands before operations (`model(x).sum().item()` yields `model(x)`, `.sum()`, `.item()`),
+    both branches of an `if` in turn. Nested functions and classes are not inlined."""
+    out: list[Step] = []
+    roots: Sequence[cst.CSTNode]
+    if isinstance(scope, cst.Module):
+        roots = scope.body
+    elif isinstance(scope, cst.FunctionDef):
+        roots = [scope.body]
+    else:
+        roots = [scope]
+    stack: list[tuple[cst.CSTNode, tuple[cst.For | cst.While, ...], bool]] = [(r, (), False) for r in reversed(roots)]
+    while stack:
+        node, loops, expanded = stack.pop()
+        kind = type(node)
+        if expanded:
+            if kind is cst.Call or (kind is cst.BinaryOperation and type(node.operator) is cst.MatrixMultiply):  # type: ignore[attr-defined]
+                out.append(Step(node, loops))
+            continue
+        stack.append((node, loops, True))
+        for child in reversed(children(node)):
+            if type(child) in _NOT_INLINE:
+                continue
+            inner = loops
+            if (kind is cst.For and child is node.body) or (  # type: ignore[attr-defined]
+                kind is cst.While and child in (node.body, node.test)  # type: ignore[attr-defined]
+            ):
+                inner = (*loops, node)  # type: ignore[arg-type]
+            stack.append((child, inner, False))
+    return out
+
+
+MAX_INLINE_DEPTH = 4
+_AFTER_ITS_CALLEES = (sys.maxsize, 0)
+
+
+@dataclass(frozen=True)
+class Event:
+    """A node that one run of a scope executes.
+
+    `path` holds the calls of local helpers that lead to it, outermost first, then the
+    node itself; `loops` the loops it runs in below the scope (each taken once), outermost
+    first; `guards` the `if` branches it runs under below the scope, as (statement, in_body)."""
+
+    path: tuple[cst.CSTNode, ...]
+    loops: tuple[cst.For | cst.While, ...]
+    guards: tuple[tuple[cst.If, bool], ...]
+
+    @property
+    def node(self) -> cst.CSTNode:
+        return self.path[-1]
+
+
+class Flow:
+    """Execution order, branches and early exits of chosen nodes, for one module."""
+
+    def __init__(self, idx: Index, funcs: Functions) -> None:
+        self.idx = idx
+        self.funcs = funcs
+
+    def events(self, scope: cst.CSTNode, nodes: Sequence[cst.CSTNode]) -> list[Event]:
+        """Those of `nodes` that one run of `scope` (a module, a function, a loop body)
+        executes, in execution order: operands before operations, each loop body once,
+        a local helper's events at its call. Nested functions run only where called.
+        Pass the same unchanged list of `nodes` for every scope: it is sorted only once,
+        and each scope then costs the events it runs, not all of them."""
+        frames: dict[int, list[Event]] = {}
+        root = scope.body if isinstance(scope, cst.FunctionDef) else scope
+        found = self._frame(root, self._owner(scope), nodes, frames, (id(scope),))
+        return sorted(found, key=self._key)
+
+    def _owner(self, scope: cst.CSTNode) -> cst.CSTNode:
+        if isinstance(scope, (cst.FunctionDef, cst.Module)):
+            return scope
+        return self.idx.scope(scope)
+
+    def _frame(
+        self,
+        root: cst.CSTNode,
+        owner: cst.CSTNode,
+        wanted: Sequence[cst.CSTNode],
+        frames: dict[int, list[Event]],
+        stack: tuple[int, ...],
+    ) -> list[Event]:
+        idx = self.idx
+        lo, hi = idx.order(root), idx.end(root)
+        orders, positions = idx.sorted_orders(wanted)
+        out = [
+            self._event(root, (wanted[position],))
+            for position in positions[bisect_left(orders, lo) : bisect_right(orders, hi)]
+            if idx.scope(wanted[position]) is owner
+        ]
+        if len(stack) > MAX_INLINE_DEPTH:
+            return out
+        for call in idx.within(root, cst.Call):
+            targets = self.funcs.resolve(call)
+            if len(targets) != 1 or id(targets[0]) in stack or idx.scope(call) is not owner:
+                continue
+            helper = targets[0]
+            inner = frames.get(id(helper))
+            if inner is None:
+                inner = frames[id(helper)] = self._frame(helper.body, helper, wanted, frames, (*stack, id(helper)))
+            outer = self._event(root, (call,))
+            out.extend(
+                Event((call, *e.path), outer.loops + e.loops, outer.guards + e.guards) for e in inner
+            )
+        return out
+
+    def _event(self, root: cst.CSTNode, path: tuple[cst.CSTNode, ...]) -> Event:
+        node = path[-1]
+        loops: list[cst.For | cst.While] = []
+        guards: list[tuple[cst.If, bool]] = []
+        for ancestor in self.idx.ancestors(node):
+            if ancestor is root or type(ancestor) in _NOT_INLINE:
+                break
+            if isinstance(ancestor, LOOP_TYPES) and loop_body_contains(self.idx, ancestor, node):
+                loops.append(ancestor)
+            elif isinstance(ancestor, cst.If):
+                branch = _branch_of(self.idx, ancestor, node)
+                if branch is not None:
+                    guards.append((ancestor, branch))
+        return Event(path, tuple(reversed(loops)), tuple(reversed(guards)))
+
+    def _key(self, event: Event) -> tuple[tuple[int, int], ...]:
+        # A call completes after its operands and after the events of the helper it runs.
+        keys = tuple((self.idx.end(n), -self.idx.order(n)) for n in event.path)
+        return (*keys, _AFTER_ITS_CALLEES)
+
+    def _diverge(self, a: Event, b: Event) -> tuple[cst.CSTNode, cst.CSTNode] | None:
+        """The nodes of the first frame where the paths of `a` and `b` part."""
+        for na, nb in zip(a.path, b.path):
+            if na is not nb:
+                return na, nb
+        return None
+
+    def exclusive(self, a: Event, b: Event) -> bool:
+        """`a` and `b` sit in different branches of one `if`, `match` or `try`: one run
+        executes at most one of them."""
+        parted = self._diverge(a, b)
+        if parted is None:
+            return False
+        na, nb = parted
+        for ancestor in self.idx.ancestors(na):
+            if self.idx.contains(ancestor, nb):
+                pa, pb = _part_of(self.idx, ancestor, na), _part_of(self.idx, ancestor, nb)
+                return pa is not None and pb is not None and pa != pb and (
+                    not isinstance(ancestor, cst.Try) or "body" not in (pa, pb)
+                )
+        return False
+
+    def exits_between(self, a: Event, b: Event) -> bool:
+        """After `a`, a `continue`, `return` or `raise` at its level (or at an enclosing level
+        that `b` is not part of), or a `break` out of a loop that holds `b`, ends the run or
+        the iteration before `b` is reached."""
+        parted = self._diverge(a, b)
+        if parted is None:
+            return False
+        na, nb = parted
+        node = self.idx.statement(na)
+        for parent in self.idx.ancestors(node):
+            if self.idx.contains(parent, nb) or type(parent) in _NOT_INLINE:
+                return False
+            if isinstance(parent, (cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.IndentedBlock)):
+                body = list(parent.body)
+                later = body[next(i for i, s in enumerate(body) if s is node) + 1 :]
+                if any(self._leaves(s, nb) for s in later):
+                    return True
+            node = parent
+        return False
+
+    def _leaves(self, stmt: cst.CSTNode, target: cst.CSTNode) -> bool:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            return any(self._leaves(s, target) for s in stmt.body)
+        if isinstance(stmt, cst.Break):
+            loop = enclosing_loops(self.idx, stmt)[:1]
+            return bool(loop) and self.idx.contains(loop[0], target)
+        return isinstance(stmt, (cst.Continue, cst.Return, cst.Raise))
+
+    def reaches(self, a: Event, b: Event) -> bool:
+        """`b` can run after `a` in the same run: not in another branch, not after an exit."""
+        return not self.exclusive(a, b) and not self.exits_between(a, b)
+
+
+def flow(ctx: FileContext) -> Flow:
+    return ctx.analysis(_build_flow)
+
+
+def _build_flow(ctx: FileContext) -> Flow:
+    return Flow(index(ctx), functions(ctx))
+
+
+def _branch_of(idx: Index, stmt: cst.If, node: cst.CSTNode) -> bool | None:
+    """True in the body, False in the `else`/`elif` part, None in the test."""
+    if idx.contains(stmt.body, node):
+        return True
+    if stmt.orelse is not None and idx.contains(stmt.orelse, node):
+        return False
+    return None
+
+
+def _part_of(idx: Index, ancestor: cst.CSTNode, node: cst.CSTNode) -> str | None:
+    """Which alternative of a branching statement holds `node`: None for a part that always runs."""
+    if isinstance(ancestor, (cst.If, cst.IfExp)):
+        if idx.contains(ancestor.body, node):
+            return "body"
+        return "orelse" if ancestor.orelse is not None and idx.contains(ancestor.orelse, node) else None
+    if isinstance(ancestor, cst.Match):
+        return next((f"case{i}" for i, case in enumerate(ancestor.cases) if idx.contains(case, node)), None)
+    if isinstance(ancestor, (cst.Try, cst.TryStar)):
+        if idx.contains(ancestor.body, node):
+            return "body"
+        if ancestor.orelse is not None and idx.contains(ancestor.orelse, node):
+            return "orelse"
+        return next(
+            (f"handler{i}" for i, handler in enumerate(ancestor.handlers) if idx.contains(handler, node)), None
+        )
+    return None
+
+
+def running_scopes(idx: Index, funcs: Functions, nodes: Iterable[cst.CSTNode]) -> list[cst.CSTNode]:
+    """The module, the functions holding `nodes`, and the local functions that call those
+    (up to `MAX_INLINE_DEPTH` calls away): every scope whose run may execute one of them."""
+    found: dict[int, cst.CSTNode] = {}
+    frontier: list[cst.CSTNode] = [idx.scope(n) for n in nodes]
+    for _ in range(MAX_INLINE_DEPTH + 1):
+        next_frontier: list[cst.CSTNode] = []
+        for scope in frontier:
+            if isinstance(scope, cst.Lambda) or id(scope) in found:
+                continue
+            found[id(scope)] = scope
+            if isinstance(scope, cst.FunctionDef):
+                next_frontier.extend(idx.scope(site) for site in funcs.call_sites(scope))
+        frontier = next_frontier
+    found.setdefault(id(idx.module), idx.module)
+    return sorted(found.values(), key=idx.order)
+
+
+def in_exclusive_branches(idx: Index, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    """`a` and `b` sit in different branches of one `if`/`elif`/`else`, or in opposite
+    branches of two `if`s on the same condition (`if essential: ... ` twice): one run of
+    the enclosing code never executes both."""
+    sides_a = _if_sides(idx, a)
+    for stmt, side_b in _if_sides(idx, b):
+        for other, side_a in sides_a:
+            if side_a != side_b and (other is stmt or same_expr(other.test, stmt.test)):
+                return True
+    return False
+
+
+def _if_sides(idx: Index, node: cst.CSTNode) -> list[tuple[cst.If | cst.IfExp, str]]:
+    """The `if`s of the enclosing function around `node`, with the branch it sits in."""
+    found: list[tuple[cst.If | cst.IfExp, str]] = []
+    for ancestor in idx.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+            break
+        if isinstance(ancestor, (cst.If, cst.IfExp)):
+            side = _if_side(idx, ancestor, node)
+            if side is not None:
+                found.append((ancestor, side))
+    return found
+
+
+def _if_side(idx: Index, stmt: cst.If | cst.IfExp, node: cst.CSTNode) -> str | None:
+    if idx.contains(stmt.body, node):
+        return "body"
+    if stmt.orelse is not None and idx.contains(stmt.orelse, node):
+        return "orelse"
+    return None

@@ -1,0 +1,146 @@
+"""Modes and gradient-free regions: `torch.no_grad()` and its spellings, the `train()` /
+`eval()` calls on modules, what the code calls a network (through DataParallel and
+`torch.compile` wrappers), and the objects a scope runs with gradients enabled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from torchlint.rule import FileContext
+from torchlint.rules._analysis.callgraph import functions
+from torchlint.rules._analysis.calls import called_module, callee_name, method_name, positional, receiver
+from torchlint.rules._analysis.index import Index, index
+from torchlint.rules._analysis.names import Imports, dotted, last_name
+from torchlint.rules._analysis.vocabulary import (
+    GRAD_FREE_NAME,
+    MODEL_WRAPPERS,
+    MODULE_UTILITY_METHODS,
+    name_tokens,
+    RUNNER_WORDS,
+)
+
+
+def is_grad_free_call(expr: cst.BaseExpression, imps: Imports) -> bool:
+    """`torch.no_grad()`, `torch.inference_mode()`, `torch.set_grad_enabled(False or flag)`,
+    or anything whose name says no_grad/inference (a project's own wrapper)."""
+    target = expr.func if isinstance(expr, cst.Call) else expr
+    name = imps.qualify(target) or ""
+    short = name.rsplit(".", 1)[-1]
+    if short == "set_grad_enabled":
+        # Only a literal True re-enables gradients; a flag usually means "training or not".
+        args = expr.args if isinstance(expr, cst.Call) else ()
+        return not (args and isinstance(args[0].value, cst.Name) and args[0].value.value == "True")
+    if short in ("enable_grad",):
+        return False
+    return bool(GRAD_FREE_NAME.search(short))
+
+
+def grad_free_decorated(func: cst.FunctionDef, imps: Imports) -> bool:
+    return any(is_grad_free_call(d.decorator, imps) for d in func.decorators)
+
+
+def in_grad_free_block(idx: Index, node: cst.CSTNode, imps: Imports, stop_at_function: bool = True) -> bool:
+    """`node` runs inside a gradient-free `with` (or a decorated function) in its own scope."""
+    for ancestor in idx.ancestors(node):
+        if isinstance(ancestor, cst.With) and idx.contains(ancestor.body, node):
+            if any(is_grad_free_call(item.item, imps) for item in ancestor.items):
+                return True
+        if isinstance(ancestor, cst.FunctionDef):
+            if grad_free_decorated(ancestor, imps):
+                return True
+            if stop_at_function:
+                return False
+    return False
+
+
+def model_key(expr: cst.BaseExpression | None) -> str | None:
+    """What the code calls a network, seen through wrappers: `model` for `model`, `self.model`,
+    `model.module` (DataParallel) or `model._orig_mod` (torch.compile); None for other shapes."""
+    while isinstance(expr, cst.Attribute) and expr.attr.value in ("module", "_orig_mod"):
+        expr = expr.value
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute) and dotted(expr) is not None:
+        return expr.attr.value
+    return None
+
+
+def wrapped_model(expr: cst.BaseExpression) -> str | None:
+    """The network a wrapper call runs, as `model_key` names it: `net` for
+    `nn.DataParallel(net)`, `DDP(net, device_ids=...)`, `torch.compile(net)`."""
+    if not isinstance(expr, cst.Call) or callee_name(expr) not in MODEL_WRAPPERS:
+        return None
+    args = positional(expr)
+    return model_key(args[0].value) if args else None
+
+
+@dataclass(frozen=True)
+class ModeCall:
+    """`x.eval()`, `x.train()`, `x.train(False)` or `x.train(flag)` on a module."""
+
+    call: cst.Call
+    target: cst.BaseExpression
+    mode: str  # "eval", "train", or "either" when a flag decides
+
+
+def mode_calls(ctx: FileContext) -> list[ModeCall]:
+    return ctx.analysis(_build_mode_calls)
+
+
+def _build_mode_calls(ctx: FileContext) -> list[ModeCall]:
+    idx = index(ctx)
+    funcs = functions(ctx)
+    found: list[ModeCall] = []
+    for call in idx.nodes(cst.Call):
+        name = method_name(call)
+        target = receiver(call)
+        if name not in ("eval", "train") or target is None:
+            continue
+        if any(t in RUNNER_WORDS for t in name_tokens(last_name(target) or "")):
+            continue
+        local = funcs.resolve(call)
+        if local and not any(_overrides_mode(f) for f in local):
+            continue  # a local `train()` / `eval()` procedure, not the module's mode switch
+        mode = _mode_of(call, name)
+        if mode is not None:
+            found.append(ModeCall(call, target, mode))
+    return found
+
+
+def _mode_of(call: cst.Call, name: str) -> str | None:
+    if name == "eval":
+        return None if call.args else "eval"
+    if not call.args:
+        return "train"
+    if len(call.args) > 1 or call.args[0].star or (call.args[0].keyword and call.args[0].keyword.value != "mode"):
+        return None
+    value = call.args[0].value
+    if isinstance(value, cst.Name) and value.value in ("True", "False"):
+        return "train" if value.value == "True" else "eval"
+    return "either"
+
+
+def _overrides_mode(func: cst.FunctionDef) -> bool:
+    """`def train(self, mode=True): super().train(mode) ...`: still the module's mode switch."""
+    names = {p.name.value for p in (*func.params.posonly_params, *func.params.params)}
+    return "mode" in names
+
+
+def runs_with_gradients(idx: Index, imps: Imports, scope: cst.CSTNode) -> list[cst.BaseExpression]:
+    """Objects that the code of `scope` (not its nested functions) runs, calls a method of, or
+    passes to a call, outside gradient-free blocks: `model(x)`, `model.loss(x)`, `step(model)`."""
+    home = scope if isinstance(scope, (cst.FunctionDef, cst.Module)) else idx.scope(scope)
+    found: list[cst.BaseExpression] = []
+    for call in idx.within(scope, cst.Call):
+        if idx.scope(call) is not home or in_grad_free_block(idx, call, imps):
+            continue
+        module = called_module(call)
+        if module is not None:
+            found.append(module)
+        elif isinstance(call.func, cst.Attribute) and call.func.attr.value not in MODULE_UTILITY_METHODS:
+            found.append(call.func.value)
+        found.extend(arg.value for arg in call.args if isinstance(arg.value, (cst.Name, cst.Attribute)))
+    return found

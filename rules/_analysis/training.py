@@ -1,0 +1,237 @@
+"""Training events: the backward passes, optimizer steps and gradient clears of a module,
+which optimizer each step steps and which model it optimizes, and the tensor a backward
+call back-propagates.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections import defaultdict
+from dataclasses import dataclass
+
+import libcst as cst
+
+from torchlint.rule import FileContext
+from torchlint.rules._analysis.callgraph import Functions
+from torchlint.rules._analysis.calls import callee_name, method_name, positional, receiver
+from torchlint.rules._analysis.index import Index, N, index
+from torchlint.rules._analysis.names import Imports, dotted, imports, last_name
+from torchlint.rules._analysis.vocabulary import (
+    CLEAR_HELPER,
+    FRAMEWORK_BACKWARD_WORDS,
+    is_optimizer_class,
+    ITERABLE_WRAPPERS,
+    name_says_optimizer,
+    name_tokens,
+    OPTIMIZER_FACTORY,
+    says_not_optimizer,
+)
+
+
+@dataclass
+class Training:
+    """Where a module runs backward passes, optimizer steps and gradient clears."""
+
+    idx: Index
+    backward: list[cst.Call]
+    steps: list[cst.Call]
+    clears: list[cst.CSTNode]
+    # For each step call: the expression of the optimizer it steps.
+    stepped: dict[int, cst.BaseExpression]
+    # Optimizer name -> the model whose parameters it was built from, where known.
+    models: dict[str, str | None]
+
+    def optimizer_of(self, step: cst.Call) -> cst.BaseExpression:
+        return self.stepped[id(step)]
+
+    def clears_gradients_of(self, clear: cst.CSTNode, step: cst.Call) -> bool:
+        """Whether `clear` may clear the gradients that `step` applies.
+
+        Only `X.zero_grad()` of something that is plainly another network's optimizer, or
+        another optimizer's model, is ruled out (a GAN clearing one side only)."""
+        if not (isinstance(clear, cst.Call) and method_name(clear) == "zero_grad"):
+            return True
+        cleared = dotted(receiver(clear)) if receiver(clear) is not None else None  # type: ignore[arg-type]
+        stepped = dotted(self.optimizer_of(step))
+        if cleared is None or stepped is None or cleared == stepped:
+            return True
+        others = {dotted(e) for e in self.stepped.values()} - {stepped}
+        if cleared in others:
+            return False
+        own_model = self.models.get(stepped)
+        other_models = {self.models.get(o) for o in others if o is not None} - {None}
+        return not (own_model is not None and cleared != own_model and cleared in other_models)
+
+    def loops_running(self, kind: list[N], funcs: Functions) -> dict[int, list[cst.For | cst.While]]:
+        """Each event of `kind`, by id, to the loops whose body runs it (inside the body or
+        in local functions it reaches), in source order: one pass over the loops."""
+        running: dict[int, list[cst.For | cst.While]] = defaultdict(list)
+        for loop in self.idx.nodes(cst.For, cst.While):
+            for event in self.events_in(kind, loop.body, funcs):
+                running[id(event)].append(loop)
+        return running
+
+    def events_in(self, kind: list[N], scope: cst.CSTNode, funcs: Functions) -> list[N]:
+        """Events of `kind` that run when `scope` runs: inside it or in local functions it reaches."""
+        # The events inside a root are found by bisection over their source order (a scan
+        # of all events per root made large modules quadratic).
+        orders, positions = self.idx.sorted_orders(kind)
+        found: dict[int, N] = {}
+        for root in (scope, *(f for f in funcs.reachable(scope) if f is not scope)):
+            lo, hi = self.idx.order(root), self.idx.end(root)
+            for position in sorted(positions[bisect_left(orders, lo) : bisect_right(orders, hi)]):
+                event = kind[position]
+                found[id(event)] = event
+        return list(found.values())
+
+
+def training(ctx: FileContext) -> Training:
+    return ctx.analysis(_build_training)
+
+
+def _bound_optimizers(idx: Index, imps: Imports) -> dict[str, str | None]:
+    """Dotted names assigned an optimizer: `torch.optim` (or other known) classes,
+    optimizer factories, and `*.prepare(...)` / `deepspeed.initialize(...)` results; each
+    mapped to the model whose `.parameters()` it optimizes, when the code shows it."""
+    bound: dict[str, str | None] = {}
+    for assign in idx.nodes(cst.Assign):
+        value = assign.value
+        if not isinstance(value, cst.Call):
+            continue
+        callee = imps.callee(value) or ""
+        short = callee.rsplit(".", 1)[-1]
+        unpacked = short in ("prepare", "initialize") and (
+            short == "prepare" or callee.startswith("deepspeed")
+        )
+        is_optimizer = (
+            (
+                callee.startswith("torch.optim.")
+                and "lr_scheduler" not in callee
+                and "swa_utils" not in callee  # SWALR is a schedule, AveragedModel a model
+                and short[:1].isupper()
+            )
+            or is_optimizer_class(short)
+            or OPTIMIZER_FACTORY.match(short) is not None
+        )
+        if not (is_optimizer or unpacked):
+            continue
+        for target in assign.targets:
+            elements = (
+                [e.value for e in target.target.elements]
+                if isinstance(target.target, (cst.Tuple, cst.List))
+                else [target.target]
+            )
+            for element in elements:
+                name = dotted(element)
+                if name and (is_optimizer or not says_not_optimizer(name_tokens(last_name(element) or ""))):
+                    bound[name] = _parameters_owner(value) if is_optimizer else None
+    return bound
+
+
+def _parameters_owner(call: cst.Call) -> str | None:
+    """`model` for `Adam(model.parameters(), ...)`."""
+    args = positional(call)
+    first_arg = args[0].value if args else None
+    if isinstance(first_arg, cst.Call) and method_name(first_arg) in ("parameters", "named_parameters"):
+        owner = receiver(first_arg)
+        return dotted(owner) if owner is not None else None
+    return None
+
+
+def _is_scaler(expr: cst.BaseExpression, scalers: set[str]) -> bool:
+    name = last_name(expr) or ""
+    return "scaler" in name.lower() or dotted(expr) in scalers
+
+
+def _build_training(ctx: FileContext) -> Training:
+    idx = index(ctx)
+    imps = imports(ctx)
+    optimizers = _bound_optimizers(idx, imps)
+    scalers = {
+        name
+        for assign in idx.nodes(cst.Assign)
+        if isinstance(assign.value, cst.Call) and (imps.callee(assign.value) or "").endswith("GradScaler")
+        for target in assign.targets
+        if (name := dotted(target.target))
+    }
+    calls = idx.nodes(cst.Call)
+    backward: list[cst.Call] = []
+    engines: set[str] = set()
+    for call in calls:
+        name = method_name(call) or callee_name(call)
+        if name in ("backward", "manual_backward"):
+            backward.append(call)
+            owner = receiver(call)
+            if owner is not None and call.args and name == "backward":
+                # `engine.backward(loss)`: DeepSpeed-style engines clear gradients in `step()`.
+                owner_name = dotted(owner)
+                if owner_name:
+                    engines.add(owner_name)
+    steps: list[cst.Call] = []
+    stepped: dict[int, cst.BaseExpression] = {}
+    clears: list[cst.CSTNode] = []
+    for call in calls:
+        name = method_name(call)
+        owner = receiver(call)
+        if name == "step" and owner is not None:
+            owner_name = dotted(owner)
+            if _is_scaler(owner, scalers):
+                args = positional(call)
+                if args:
+                    steps.append(call)
+                    stepped[id(call)] = args[0].value
+            elif owner_name not in engines and (
+                name_says_optimizer(last_name(owner)) or (owner_name is not None and owner_name in optimizers)
+            ):
+                steps.append(call)
+                stepped[id(call)] = owner
+        elif name == "zero_grad" or CLEAR_HELPER.search(callee_name(call) or ""):
+            clears.append(call)
+        elif name in ("zero_", "fill_", "mul_", "detach_") and owner is not None and _is_grad_attr(owner):
+            clears.append(call)
+    for assign in idx.nodes(cst.Assign):
+        if any(_is_grad_attr(t.target) for t in assign.targets):
+            clears.append(assign)
+    for delete in idx.nodes(cst.Del):
+        if _is_grad_attr(delete.target):
+            clears.append(delete)
+    clears.sort(key=idx.order)
+    return Training(idx, backward, steps, clears, stepped, optimizers)
+
+
+def _is_grad_attr(expr: cst.BaseExpression) -> bool:
+    """`p.grad`, `p.grad.data`: the gradient of a tensor."""
+    while isinstance(expr, cst.Attribute):
+        if expr.attr.value == "grad":
+            return True
+        expr = expr.value
+    return False
+
+
+def unwrap_iterable(expr: cst.BaseExpression, depth: int = 0) -> cst.BaseExpression:
+    """`loader` for `enumerate(tqdm(loader))`."""
+    while isinstance(expr, cst.Call) and callee_name(expr) in ITERABLE_WRAPPERS and expr.args and depth < 4:
+        expr = expr.args[0].value
+        depth += 1
+    return expr
+
+
+def backpropagated(call: cst.Call, imps: Imports) -> cst.BaseExpression | None:
+    """The tensor a backward call back-propagates: `loss` in `loss.backward()`,
+    `loss.backward(retain_graph=True)`, `scaler.scale(loss).backward()`,
+    `accelerator.backward(loss)`, `model_engine.backward(loss)`, `optimizer.backward(loss)`
+    (fairseq), `self.manual_backward(loss)`, `torch.autograd.backward(loss)`; `t` (not the
+    gradient) in `t.backward(grad)`."""
+    owner = receiver(call)
+    args = positional(call)
+    framework = (imps.callee(call) or "") == "torch.autograd.backward" or method_name(call) == "manual_backward"
+    if owner is not None and not framework:
+        owner_name = last_name(owner) or ""
+        framework = name_says_optimizer(owner_name) or any(
+            t in FRAMEWORK_BACKWARD_WORDS for t in name_tokens(owner_name)
+        )
+    if framework or owner is None:
+        return args[0].value if args else None
+    if isinstance(owner, cst.Call) and method_name(owner) == "scale" and positional(owner):
+        return positional(owner)[0].value
+    return owner

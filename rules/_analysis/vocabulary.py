@@ -1,0 +1,90 @@
+"""One documented vocabulary for name-based guesses. Where the code does not say what an
+object is (no import, no constructor in sight), its name often does: `optimizerG`, a
+`val_loader`, an `evaluate()` function. Every word list that a guess relies on lives here,
+with the reason it exists, so that all rules guess alike and a change reaches them all.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchlint.rule import FileContext
+
+
+GRAD_FREE_NAME = re.compile(r"no_?grad|inference|nograd", re.IGNORECASE)
+_OPTIMIZER_WORDS = frozenset(
+    "sgd adam adamw adamax nadam radam lbfgs rmsprop rprop adagrad adadelta asgd lion lamb lars "
+    "adafactor sophia sophiag muon shampoo novograd adabelief prodigy optimizer optimiser".split()
+)
+OPTIMIZER_FACTORY = re.compile(r"(?i)^(create|build|get|make|init|configure|setup)_?optimi[sz]ers?\w*$")
+# Objects with a `.step()` that is not an optimizer step.
+_NOT_OPTIMIZER_WORDS = frozenset(
+    "scaler lr warmup env envs sampler engine policy trainer model loader ema swa".split()
+)
+CLEAR_HELPER = re.compile(r"(?i)(zero_?grads?|clear_?grads?|reset_?grads?|grads?_to_none|set_grads?_none)")
+_NAME_TOKENS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def name_tokens(name: str) -> list[str]:
+    """`optimizerG` -> [optimizer, g]; `d_opt2` -> [d, opt, 2]; `FusedAdam` -> [fused, adam]."""
+    return [t.lower() for part in name.split("_") for t in _NAME_TOKENS.findall(part)]
+
+
+def says_not_optimizer(tokens: list[str]) -> bool:
+    return any(t.startswith("sched") or t in _NOT_OPTIMIZER_WORDS for t in tokens)
+
+
+def name_says_optimizer(name: str | None) -> bool:
+    if not name:
+        return False
+    tokens = name_tokens(name)
+    if says_not_optimizer(tokens):
+        return False
+    return any(t.startswith("optim") or t in ("opt", "opts") for t in tokens)
+
+
+def is_optimizer_class(name: str) -> bool:
+    tokens = name_tokens(name)
+    return name[:1].isupper() and not says_not_optimizer(tokens) and any(t in _OPTIMIZER_WORDS for t in tokens)
+
+
+# Methods of an `nn.Module` that neither run nor train it.
+MODULE_UTILITY_METHODS = frozenset(
+    """eval train parameters named_parameters buffers named_buffers modules named_modules children
+    named_children state_dict load_state_dict to cuda cpu half float double bfloat16 zero_grad apply
+    requires_grad_ register_buffer register_parameter register_forward_hook register_forward_pre_hook
+    register_full_backward_hook save_pretrained get_submodule share_memory""".split()
+)
+_EVALUATION_WORDS = frozenset("eval evaluate evaluation validate validation valid val test testing inference".split())
+# Objects whose `.train()` / `.eval()` run a whole procedure rather than switch a module's mode.
+RUNNER_WORDS = frozenset("trainer runner engine solver agent experiment learner evaluator tester validator".split())
+
+
+def name_says_evaluation(name: str | None) -> bool:
+    """`evaluate`, `validate_epoch`, `run_val`, `test`, `eval_model`, `inference`."""
+    return bool(name) and any(t in _EVALUATION_WORDS for t in name_tokens(name or ""))
+
+
+# Calls that wrap a network and run its layers as they are.
+MODEL_WRAPPERS = frozenset(
+    {"DataParallel", "DistributedDataParallel", "DDP", "FullyShardedDataParallel", "FSDP", "compile"}
+)
+# Functions that wrap an iterable without changing what it yields.
+ITERABLE_WRAPPERS = frozenset("enumerate tqdm iter islice zip progress_bar track cycle".split())
+# Objects whose `backward(loss)` takes the loss as its argument.
+FRAMEWORK_BACKWARD_WORDS = frozenset(
+    {"accelerator", "accelerate", "engine", "fabric", "trainer", "strategy", "deepspeed", "self", "model", "wrapper"}
+)
+_TEST_PATH = re.compile(r"(^|[/\\])(test_[^/\\]*|[^/\\]*_test|conftest)\.py$|(^|[/\\])(tests?|testing)[/\\]")
+_HOST_WORDS = frozenset({"cpu", "host"})
+
+
+def is_test_file(ctx: FileContext) -> bool:
+    """`test_*.py`, `*_test.py`, `conftest.py` or a file under `tests/`: code that a test suite
+    runs on whatever device it picks, and that a failing test would already expose."""
+    return _TEST_PATH.search(ctx.filename) is not None
+
+
+def says_host(name: str | None) -> bool:
+    """`x_host`, `cpu_mask`, `hostBuffer`: a name that says its value lives on the host."""
+    return bool(name) and any(t in _HOST_WORDS for t in name_tokens((name or "").rpartition(".")[2]))
