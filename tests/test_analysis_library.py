@@ -1,0 +1,389 @@
+"""Unit tests of the analysis library's concepts, one class per module of
+`torchlint.rules._analysis` (the index, dataflow and execution order have their own files:
+test_index.py, test_reaching.py, test_loop_order.py)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from torchlint.rule import FileContext
+from torchlint.rules import _analysis as an
+
+
+def context(source: str, filename: str = "train.py") -> FileContext:
+    text = textwrap.dedent(source)
+    return FileContext(filename, text, cst.parse_module(text))
+
+
+def calls_named(ctx: FileContext, name: str) -> list[cst.Call]:
+    return [c for c in an.index(ctx).nodes(cst.Call) if an.callee_name(c) == name]
+
+
+def code(ctx: FileContext, node: cst.CSTNode) -> str:
+    return ctx.module.code_for_node(node)
+
+
+class TestNames:
+    def test_aliases_resolve_to_qualified_names(self) -> None:
+        ctx = context(
+            """
+            import torch as T
+            import torch.nn.functional as F
+            from torch import optim
+            from time import perf_counter as now
+            from .helpers import clear
+            T.cuda.synchronize()
+            F.relu(x)
+            optim.SGD(p)
+            now()
+            clear(opt)
+            model.eval()
+            """
+        )
+        imps = an.imports(ctx)
+        callees = [imps.callee(c) for c in an.index(ctx).nodes(cst.Call) if code(ctx, c) != "p"]
+        assert callees == [
+            "torch.cuda.synchronize",
+            "torch.nn.functional.relu",
+            "torch.optim.SGD",
+            "time.perf_counter",
+            ".helpers.clear",
+            "model.eval",
+        ]
+        assert imps.mentions("torch.optim") and not imps.mentions("torchvision")
+
+    def test_dotted_and_last_name(self) -> None:
+        expr = cst.parse_expression("self.models[0].encoder")
+        assert an.dotted(expr) is None
+        assert an.last_name(expr) == "encoder"
+        assert an.dotted(cst.parse_expression("a.b.c")) == "a.b.c"
+        assert an.last_name(cst.parse_expression("self.xs[i]")) == "xs"
+
+    def test_string_text_of_f_strings_and_concatenations(self) -> None:
+        assert an.string_text(cst.parse_expression('f"cuda:{rank}"')) == "cuda:{}"
+        assert an.string_text(cst.parse_expression('"cu" "da"')) == "cuda"
+        assert an.string_text(cst.parse_expression("name")) is None
+
+    def test_mentions_spell_the_object_and_its_attributes(self) -> None:
+        ctx = context(
+            """
+            def f(self):
+                self.loader.sampler.set_epoch(1)
+                loader = 3
+                other.loader = 4
+            """
+        )
+        scope = an.index(ctx).nodes(cst.FunctionDef)[0]
+        found = [code(ctx, n) for n in an.mentions(an.index(ctx), scope, "self.loader")]
+        assert found == ["self.loader"]
+
+    def test_calls_to_needs_the_import_unless_spelled_bare(self) -> None:
+        ctx = context(
+            """
+            from torch.utils.data import DataLoader
+            import mylib
+            DataLoader(ds)
+            mylib.DataLoader(ds)
+            """
+        )
+        found = an.calls_to(ctx, frozenset({"torch.utils.data.DataLoader"}), frozenset({"DataLoader"}))
+        assert [code(ctx, c) for c in found] == ["DataLoader(ds)"]
+
+
+class TestCalls:
+    def test_parts_of_a_call(self) -> None:
+        call = cst.ensure_type(cst.parse_expression("opt.step(closure, lr=0.1, *more)"), cst.Call)
+        assert an.method_name(call) == "step"
+        assert an.dotted(an.receiver(call) or cst.Name("x")) == "opt"
+        assert [code_of(a.value) for a in an.positional(call)] == ["closure"]
+        arg = an.keyword(call, "lr")
+        assert arg is not None and code_of(arg.value) == "0.1"
+        assert an.keyword(call, "momentum") is None
+
+    def test_arguments_bind_to_parameters_of_methods_and_functions(self) -> None:
+        ctx = context(
+            """
+            class Trainer:
+                def run(self, model, loader, mode="train"):
+                    pass
+                @staticmethod
+                def util(a, b):
+                    pass
+            def evaluate(model, /, loader, *, steps=1):
+                pass
+            t.run(net, val_loader, mode="eval")
+            Trainer.util(1, 2)
+            evaluate(net, loader=dl, steps=3)
+            """
+        )
+        funcs = an.functions(ctx)
+        run, util, evaluate = (funcs.by_name[n][0] for n in ("run", "util", "evaluate"))
+        site_run, site_util, site_eval = an.index(ctx).nodes(cst.Call)[-3:]
+
+        def bound(func: cst.FunctionDef, call: cst.Call) -> dict[str, str]:
+            return {k: code_of(v) for k, v in an.bind_arguments(funcs, func, call).items()}
+
+        assert bound(run, site_run) == {"model": "net", "loader": "val_loader", "mode": '"eval"'}
+        assert bound(util, site_util) == {"a": "1", "b": "2"}
+        assert bound(evaluate, site_eval) == {"model": "net", "loader": "dl", "steps": "3"}
+        assert an.parameter_names(evaluate) == {"model", "loader", "steps"}
+
+    def test_called_module(self) -> None:
+        shapes = {
+            "model(x)": "model",
+            "model.forward(x)": "model",
+            "self.encoder(x)": "self.encoder",
+            "batch.values()": None,
+        }
+        for text, expected in shapes.items():
+            found = an.called_module(cst.ensure_type(cst.parse_expression(text), cst.Call))
+            assert (code_of(found) if found is not None else None) == expected, text
+
+
+def code_of(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+class TestCallGraph:
+    SOURCE = """
+        class Base:
+            def step_all(self):
+                self.clear()
+            def clear(self):
+                pass
+        class Trainer(Base):
+            def fit(self):
+                while True:
+                    self.train_epoch()
+            def train_epoch(self):
+                self.step_all()
+        def helper():
+            inner()
+        def inner():
+            pass
+        Trainer().fit()
+        helper()
+        """
+
+    def test_self_calls_resolve_through_base_classes(self) -> None:
+        ctx = context(self.SOURCE)
+        funcs = an.functions(ctx)
+        step_all_call = [c for c in an.index(ctx).nodes(cst.Call) if an.method_name(c) == "step_all"][0]
+        assert [f.name.value for f in funcs.resolve(step_all_call)] == ["step_all"]
+        assert funcs.method("Trainer", "clear") is funcs.by_name["clear"][0]
+
+    def test_reachable_is_transitive(self) -> None:
+        ctx = context(self.SOURCE)
+        funcs = an.functions(ctx)
+        fit = funcs.by_name["fit"][0]
+        names = {f.name.value for f in funcs.reachable(fit) if isinstance(f, cst.FunctionDef)}
+        assert names == {"fit", "train_epoch", "step_all", "clear"}
+
+    def test_call_sites_include_calls_on_other_objects(self) -> None:
+        ctx = context(self.SOURCE)
+        funcs = an.functions(ctx)
+        fit = funcs.by_name["fit"][0]
+        assert [code(ctx, c) for c in funcs.call_sites(fit)] == ["Trainer().fit()"]
+        assert [code(ctx, c) for c in funcs.call_sites(funcs.by_name["inner"][0])] == ["inner()"]
+
+
+class TestVocabulary:
+    @pytest.mark.parametrize(
+        ("name", "says"),
+        [
+            ("optimizer", True),
+            ("optimizerG", True),
+            ("d_opt", True),
+            ("opt_scheduler", False),
+            ("lr_scheduler", False),
+            ("scaler", False),
+            ("options", False),
+        ],
+    )
+    def test_name_says_optimizer(self, name: str, says: bool) -> None:
+        assert an.name_says_optimizer(name) is says
+
+    def test_tokens_split_case_and_digits(self) -> None:
+        assert an.name_tokens("optimizerG") == ["optimizer", "g"]
+        assert an.name_tokens("FusedAdam") == ["fused", "adam"]
+        assert an.name_tokens("d_opt2") == ["d", "opt", "2"]
+
+    def test_evaluation_names_and_host_names(self) -> None:
+        assert an.name_says_evaluation("validate_epoch") and an.name_says_evaluation("run_val")
+        assert not an.name_says_evaluation("train_epoch") and not an.name_says_evaluation("interval")
+        assert an.says_host("x_host") and an.says_host("cpu_mask") and not an.says_host("cpus_count")
+
+    def test_optimizer_classes(self) -> None:
+        assert an.is_optimizer_class("FusedAdam") and an.is_optimizer_class("AdamW")
+        assert not an.is_optimizer_class("adam") and not an.is_optimizer_class("SchedulerAdam")
+
+    @pytest.mark.parametrize(
+        ("path", "is_test"),
+        [("tests/test_model.py", True), ("pkg/model_test.py", True), ("conftest.py", True), ("src/attest.py", False)],
+    )
+    def test_test_files(self, path: str, is_test: bool) -> None:
+        assert an.is_test_file(context("x = 1\n", filename=path)) is is_test
+
+
+class TestTraining:
+    def test_events_and_the_optimizer_each_step_steps(self) -> None:
+        ctx = context(
+            """
+            import torch
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            scaler = torch.cuda.amp.GradScaler()
+            sched = torch.optim.lr_scheduler.StepLR(optimizer, 1)
+            for x in loader:
+                optimizer.zero_grad()
+                scaler.scale(loss).backward()
+                scaler.step(optimizer)
+                sched.step()
+                for p in model.parameters():
+                    p.grad = None
+            """
+        )
+        t = an.training(ctx)
+        assert [code(ctx, b) for b in t.backward] == ["scaler.scale(loss).backward()"]
+        assert [code(ctx, s) for s in t.steps] == ["scaler.step(optimizer)"]
+        assert [code_of(t.optimizer_of(s)) for s in t.steps] == ["optimizer"]
+        assert [code(ctx, c).strip() for c in t.clears] == ["optimizer.zero_grad()", "p.grad = None"]
+        assert t.models == {"optimizer": "model"}
+
+    def test_a_gan_clear_of_the_other_optimizer_does_not_count(self) -> None:
+        ctx = context(
+            """
+            opt_g = Adam(gen.parameters())
+            opt_d = Adam(disc.parameters())
+            opt_d.zero_grad()
+            opt_g.step()
+            opt_d.step()
+            """
+        )
+        t = an.training(ctx)
+        step_g = next(s for s in t.steps if code_of(t.optimizer_of(s)) == "opt_g")
+        step_d = next(s for s in t.steps if code_of(t.optimizer_of(s)) == "opt_d")
+        clear = t.clears[0]
+        assert not t.clears_gradients_of(clear, step_g)
+        assert t.clears_gradients_of(clear, step_d)
+
+    @pytest.mark.parametrize(
+        ("text", "loss"),
+        [
+            ("loss.backward()", "loss"),
+            ("scaler.scale(loss).backward()", "loss"),
+            ("accelerator.backward(loss)", "loss"),
+            ("torch.autograd.backward(loss)", "loss"),
+            ("out.backward(grad)", "out"),
+        ],
+    )
+    def test_backpropagated_tensor(self, text: str, loss: str) -> None:
+        ctx = context(f"import torch\n{text}\n")
+        call = next(c for c in an.index(ctx).nodes(cst.Call) if an.callee_name(c) == "backward")
+        found = an.backpropagated(call, an.imports(ctx))
+        assert found is not None and code_of(found) == loss
+
+    def test_unwrap_iterable(self) -> None:
+        expr = cst.parse_expression("enumerate(tqdm(train_loader), 1)")
+        assert code_of(an.unwrap_iterable(expr)) == "train_loader"
+
+
+class TestModes:
+    def test_grad_free_spellings(self) -> None:
+        ctx = context(
+            """
+            import torch
+            with torch.no_grad():
+                a()
+            with torch.inference_mode():
+                b()
+            with torch.set_grad_enabled(False):
+                c()
+            with torch.set_grad_enabled(True):
+                d()
+            with torch.enable_grad():
+                e()
+            @torch.no_grad()
+            def f():
+                g()
+            """
+        )
+        idx, imps = an.index(ctx), an.imports(ctx)
+        free = {an.callee_name(c): an.in_grad_free_block(idx, c, imps) for c in idx.nodes(cst.Call) if len(an.callee_name(c) or "") == 1}
+        assert free == {"a": True, "b": True, "c": True, "d": False, "e": False, "g": True}
+
+    def test_mode_calls_skip_runners_and_local_procedures(self) -> None:
+        ctx = context(
+            """
+            def train(model):
+                pass
+            model.eval()
+            model.train()
+            model.train(False)
+            model.train(mode=flag)
+            trainer.train()
+            train(model)
+            """
+        )
+        found = [(code_of(m.target), m.mode) for m in an.mode_calls(ctx)]
+        assert found == [("model", "eval"), ("model", "train"), ("model", "eval"), ("model", "either")]
+
+    def test_model_key_sees_through_wrappers(self) -> None:
+        for text in ("model", "self.model", "model.module", "model._orig_mod"):
+            assert an.model_key(cst.parse_expression(text)) == "model", text
+        assert an.wrapped_model(cst.parse_expression("nn.DataParallel(net)")) == "net"
+        assert an.wrapped_model(cst.parse_expression("torch.compile(net, mode='max')")) == "net"
+        assert an.wrapped_model(cst.parse_expression("wrap(net)")) is None
+
+    def test_runs_with_gradients_outside_no_grad(self) -> None:
+        ctx = context(
+            """
+            import torch
+            def f(model, head, x):
+                y = model(x)
+                with torch.no_grad():
+                    z = head(x)
+                model.eval()
+            """
+        )
+        scope = an.index(ctx).nodes(cst.FunctionDef)[0]
+        found = [code_of(e) for e in an.runs_with_gradients(an.index(ctx), an.imports(ctx), scope)]
+        assert "model" in found and "head" not in found
+
+
+class TestDevices:
+    @pytest.mark.parametrize(
+        ("source", "uses"),
+        [
+            ("x = x.cuda()\n", True),
+            ("x = x.to('cuda:0')\n", True),
+            ("dist.init_process_group('nccl')\n", True),
+            ("ok = torch.cuda.is_available()\n", False),
+            ("choices = ['cuda', 'cpu']\n", False),
+            ('"""Runs on cuda if you ask."""\n', False),
+        ],
+    )
+    def test_uses_cuda(self, source: str, uses: bool) -> None:
+        assert an.uses_cuda(context(source)) is uses
+
+
+class TestFixes:
+    def test_insert_statement_into_a_block(self) -> None:
+        ctx = context(
+            """
+            for x in loader:
+                step(x)
+            """
+        )
+        loop = an.index(ctx).nodes(cst.For)[0]
+        replacement = an.insert_statement(loop.body, 0, "optimizer.zero_grad()")
+        assert replacement is not None
+        old, new = replacement
+        assert ctx.module.deep_replace(old, new).code == "\nfor x in loader:\n    optimizer.zero_grad()\n    step(x)\n"
+
+    def test_one_line_suites_are_left_alone(self) -> None:
+        ctx = context("for x in loader: step(x)\n")
+        loop = an.index(ctx).nodes(cst.For)[0]
+        assert an.insert_statement(loop.body, 0, "pass") is None
