@@ -1,0 +1,79 @@
+"""`_analysis.layouts`: tensor shapes, ranks and the layout model behind `.view()` checks."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from torchlint.rule import FileContext
+from torchlint.rules import _analysis as an
+from torchlint.rules._analysis.layouts import Op, apply, layouts, source_layout, view_impossible, view_sizes
+
+
+def context(source: str) -> FileContext:
+    text = textwrap.dedent(source)
+    return FileContext("model.py", text, cst.parse_module(text))
+
+
+def views(ctx: FileContext) -> list[cst.Call]:
+    return [c for c in an.index(ctx).nodes(cst.Call) if an.method_name(c) == "view"]
+
+
+class TestLayoutModel:
+    def test_transpose_separates_neighbours(self) -> None:
+        dims = apply(Op("transpose", ".transpose()", (1, 2)), source_layout(4))
+        assert dims is not None
+        # Merging the two swapped dimensions cannot be a view; keeping them apart can.
+        assert view_impossible(dims, (False, False, False))  # (B, T, H*D) from (B, H, T, D)
+        assert not view_impossible(dims, (False, False, False, False))
+
+    def test_permute_back_is_contiguous(self) -> None:
+        dims = source_layout(3)
+        for perm in ((0, 2, 1), (0, 2, 1)):
+            step = apply(Op("permute", ".permute()", perm), dims)
+            assert step is not None
+            dims = step
+        assert not view_impossible(dims, (False, False))
+
+    def test_an_op_that_does_not_fit_the_rank_is_none(self) -> None:
+        assert apply(Op("t", ".t()"), source_layout(3)) is None
+        assert apply(Op("transpose", ".transpose()", (0, 5)), source_layout(3)) is None
+
+    def test_view_sizes_marks_literal_ones(self) -> None:
+        call = cst.ensure_type(cst.parse_expression("x.view(B, 1, -1)"), cst.Call)
+        assert view_sizes(call) == (False, True, False)
+
+
+class TestShapesFromCode:
+    def test_rank_through_bindings_and_methods(self) -> None:
+        ctx = context(
+            """
+            import torch
+            def f(B, T, C):
+                x = torch.zeros(B, T, C)
+                y = x.unsqueeze(1)
+                z = y.transpose(1, 2)
+                return z
+            """
+        )
+        found = layouts(ctx)
+        returned = an.index(ctx).nodes(cst.Return)[0].value
+        assert returned is not None
+        assert found.rank(returned) == 4
+
+    @pytest.mark.parametrize(
+        ("body", "moves"),
+        [
+            ("y = x.transpose(1, 2)\n    return y.view(B, T, C)", True),
+            ("y = x.transpose(1, 2).contiguous()\n    return y.view(B, T, C)", False),
+            ("y = x.reshape(B, T, C)\n    return y.view(B, T, C)", False),
+        ],
+    )
+    def test_chains_record_the_moves_that_reach_a_view(self, body: str, moves: bool) -> None:
+        ctx = context(f"def f(x, B, T, C):\n    {body}\n")
+        owner = an.receiver(views(ctx)[0])
+        assert owner is not None
+        chains = layouts(ctx).chains(owner)
+        assert chains and any(c.moves for c in chains) is moves
