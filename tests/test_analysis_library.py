@@ -11,6 +11,7 @@ import pytest
 
 from torchlint.rule import FileContext
 from torchlint.rules import _analysis as an
+from torchlint.rules._analysis.devices import ForwardFactories
 
 
 def context(source: str, filename: str = "train.py") -> FileContext:
@@ -387,3 +388,43 @@ class TestFixes:
         ctx = context("for x in loader: step(x)\n")
         loop = an.index(ctx).nodes(cst.For)[0]
         assert an.insert_statement(loop.body, 0, "pass") is None
+
+
+class TestForwardFactories:
+    SOURCE = """
+        import torch
+        from torch import nn
+        class Net(nn.Module):
+            def forward(self, x):
+                mask = torch.ones(x.shape[0])
+                pos = torch.arange(10)
+                scale = torch.randn(4).to(x.device)
+                n = torch.zeros(3).sum().item()
+                return x * mask + self.emb(pos) * scale + n
+        model = Net().cuda()
+        """
+
+    def fates(self) -> dict[str, bool]:
+        ctx = context(self.SOURCE)
+        finder = ForwardFactories(ctx)
+        found = {}
+        for _, methods in finder.forwards():
+            for method in methods:
+                for call in an.index(ctx).within(method, cst.Call):
+                    if finder.is_factory(call):
+                        found[code(ctx, call.func)] = finder.reaches_device(call)
+        return found
+
+    def test_a_cpu_tensor_that_meets_the_input_or_a_submodule_reaches_the_device(self) -> None:
+        assert self.fates() == {
+            "torch.ones": True,  # multiplied with the input
+            "torch.arange": True,  # fed to a submodule
+            "torch.randn": False,  # moved with .to(x.device)
+            "torch.zeros": False,  # read back on the host
+        }
+
+    def test_positional_parameters_skip_a_bound_self(self) -> None:
+        ctx = context("class A:\n    def f(self, x, /, y, *, z):\n        pass\n")
+        func = an.index(ctx).nodes(cst.FunctionDef)[0]
+        assert [p.name.value for p in an.positional_parameters(func, bound_self=True)] == ["x", "y"]
+        assert [p.name.value for p in an.positional_parameters(func, bound_self=False)] == ["self", "x", "y"]

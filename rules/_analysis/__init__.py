@@ -45,6 +45,8 @@ from torchlint.rules._analysis.calls import (
     is_false as is_false,
     same_expr as same_expr,
     bind_arguments as bind_arguments,
+    binds_self as binds_self,
+    positional_parameters as positional_parameters,
     parameter_names as parameter_names,
     called_module as called_module,
 )

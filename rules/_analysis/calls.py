@@ -48,12 +48,24 @@ def same_expr(a: cst.BaseExpression | None, b: cst.BaseExpression | None) -> boo
     return da is not None and da == db
 
 
-def bind_arguments(funcs: Functions, func: cst.FunctionDef, call: cst.Call) -> dict[str, cst.BaseExpression]:
-    """Parameter name -> argument expression, for the parameters `call` binds plainly."""
+def positional_parameters(func: cst.FunctionDef, *, bound_self: bool) -> list[cst.Param]:
+    """The parameters that a call's positional arguments bind to, in order; without the first
+    one when the call binds it (the `self` or `cls` of a method called through an attribute)."""
     params = [*func.params.posonly_params, *func.params.params]
+    return params[1:] if bound_self and params else params
+
+
+def binds_self(funcs: Functions, func: cst.FunctionDef, call: cst.Call) -> bool:
+    """`call` runs the method `func` through an attribute (`self.f(x)`, `obj.f(x)`), which binds
+    its first parameter."""
     is_static = any(last_name(d.decorator) == "staticmethod" for d in func.decorators)
-    if params and id(func) in funcs.class_of and not is_static and isinstance(call.func, cst.Attribute):
-        params = params[1:]  # `self`, bound by the attribute access
+    return id(func) in funcs.class_of and not is_static and isinstance(call.func, cst.Attribute)
+
+
+def bind_arguments(funcs: Functions, func: cst.FunctionDef, call: cst.Call) -> dict[str, cst.BaseExpression]:
+    """Parameter name -> argument expression, for the parameters `call` binds plainly (up to the
+    first `*args`, whose length is unknown, and by keyword)."""
+    params = positional_parameters(func, bound_self=binds_self(funcs, func, call))
     bound: dict[str, cst.BaseExpression] = {}
     keyword_params = {p.name.value for p in (*params, *func.params.kwonly_params)}
     for position, arg in enumerate(call.args):

@@ -1,17 +1,34 @@
-"""Devices: whether a module places work on a CUDA device.
+"""Devices: whether a module places work on a CUDA device, and where a tensor that a
+module's `forward` creates goes: moved to a device, mixed with a tensor on the model's
+device, returned as the model's output, or kept on the host (an index, a shape, a value read
+back). Follows values through local bindings, `self` attributes, helper methods and their
+call sites.
 """
 
 from __future__ import annotations
 
 import re
+from enum import Enum
+from typing import Iterable, Iterator
 
 import libcst as cst
 
 from torchlint.rule import FileContext
-from torchlint.rules._analysis.calls import method_name
-from torchlint.rules._analysis.index import index
-from torchlint.rules._analysis.names import string_text
-
+from torchlint.rules._analysis.callgraph import functions, Functions
+from torchlint.rules._analysis.calls import (
+    bind_arguments,
+    callee_name,
+    keyword,
+    method_name,
+    positional,
+    positional_parameters,
+    receiver,
+)
+from torchlint.rules._analysis.dataflow import bindings, target_names
+from torchlint.rules._analysis.flow import in_exclusive_branches
+from torchlint.rules._analysis.index import children, Index, index
+from torchlint.rules._analysis.names import dotted, Imports, imports, last_name, mentions, string_text
+from torchlint.rules._analysis.vocabulary import says_host
 
 _CUDA_TEXT = re.compile(r"^(cuda|nccl)\b")
 
@@ -34,3 +51,756 @@ def _build_uses_cuda(ctx: FileContext) -> bool:
         if text is not None and _CUDA_TEXT.match(text) and not isinstance(idx.parent(node), (cst.Element, cst.Expr)):
             return True
     return False
+
+
+FACTORIES = frozenset(
+    f"torch.{name}"
+    for name in "zeros ones empty full arange rand randn randint randperm eye tensor linspace logspace".split()
+)
+# Methods that put their receiver where the model is.
+MOVES = frozenset({"to", "cuda", "type_as"})
+# Methods and builtins that bring a value back to the host: the tensor never meets the model.
+HOST_READS = frozenset({"item", "tolist", "numpy", "cpu"})
+HOST_BUILTINS = frozenset({"float", "int", "bool", "len", "list", "tuple", "range", "str"})
+# Wrapping a tensor in these registers it with the module, which `.to(device)` moves.
+REGISTERS = frozenset({"register_buffer", "Parameter", "register_parameter"})
+DTYPES = frozenset(
+    """float float32 float16 float64 half double bfloat16 long int int64 int32 int16 int8 uint8
+    bool complex64 complex128 cfloat cdouble""".split()
+)
+# Reading these from a tensor gives host values (or a device), never device data.
+METADATA = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", "requires_grad"})
+METADATA_CALLS = frozenset({"size", "dim", "numel", "nelement", "element_size", "get_device", "stride", "is_contiguous"})
+# Methods that `self.<name>(...)` may call without being a submodule.
+SELF_HELPERS = frozenset({"register_buffer", "register_parameter", "parameters", "buffers", "modules", "children"})
+# Methods of a tensor whose arguments are sizes, dims or scalars, never other tensors.
+SCALAR_ARG_METHODS = frozenset(
+    """view reshape repeat expand unsqueeze squeeze permute transpose flatten unflatten float long int
+    half double bool byte contiguous clone detach flip roll narrow split chunk sum mean prod cumsum
+    cumprod clamp clamp_ tril triu tril_ triu_ repeat_interleave uniform_ normal_ fill_ random_
+    exponential_ bernoulli_ zero_ exp log sqrt abs neg sin cos softmax argmax argmin topk sort unbind
+    movedim""".split()
+)
+SHAPED = frozenset({"zeros", "ones", "empty", "full", "rand", "randn"})
+# Factories whose result is always one-dimensional.
+ONE_DIMENSIONAL = frozenset({"arange", "linspace", "logspace", "randperm"})
+# Reductions that, called without arguments, give a 0-dim tensor (which mixes with CUDA tensors).
+REDUCTIONS = frozenset("sum mean max min prod norm any all std var median amax amin".split())
+# Methods that keep a tensor's shape: an element of the result is still a scalar.
+ELEMENTWISE = frozenset("float long int half double bool clamp abs neg exp log sqrt".split())
+MAX_FLOW = 5
+# LightningModule hooks that Lightning runs on the module's device with the batch moved there.
+LIGHTNING_STEPS = frozenset({"training_step", "validation_step", "test_step", "predict_step"})
+
+
+
+def mentions_device(ctx: FileContext) -> bool:
+    """The file runs models somewhere other than the default device: CUDA, or any `device`."""
+    if uses_cuda(ctx):
+        return True
+    idx = index(ctx)
+    return any(node.value == "device" for node in idx.nodes(cst.Name))
+
+
+def sets_default_device(ctx: FileContext) -> bool:
+    return any(
+        callee_name(call) in ("set_default_device", "set_default_tensor_type")
+        for call in index(ctx).nodes(cst.Call)
+    )
+
+
+class Fate(Enum):
+    """What happens to a CPU tensor: moved to a device, mixed with a tensor on the model's
+    device, returned by `forward`, or none of these (kept local, used as an index, read on
+    the host)."""
+
+    MOVED = 3
+    MIXED = 2
+    RETURNED = 1  # returned by `forward`: the model's output
+    NONE = 0
+
+
+def _worst(flows: Iterable[Fate]) -> Fate:
+    """A move anywhere means the author placed the tensor; otherwise any mix is the bug."""
+    return max(flows, key=lambda flow: flow.value, default=Fate.NONE)
+
+
+class ForwardFactories:
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.idx = index(ctx)
+        self.imps = imports(ctx)
+        self.funcs = functions(ctx)
+        self.bindings = bindings(ctx)
+        self._modules: dict[str, bool] = {}
+        self._device_names: dict[tuple[int, str | None], set[str]] = {}
+        # Local names holding a one-dimensional factory result (scope id, name): an element is a scalar.
+        self._one_dimensional: set[tuple[int, str]] = set()
+        # The parameter of a helper that currently holds the CPU tensor being followed (function id -> name).
+        self._following: dict[int, str] = {}
+        self._tensor_attrs: dict[str, set[str]] = {}
+        self.classes = {cls.name.value: cls for cls in self.idx.nodes(cst.ClassDef)}
+
+    # -- where to look ----------------------------------------------------------
+
+    def is_module_class(self, name: str, _seen: frozenset[str] = frozenset()) -> bool:
+        if name in self._modules:
+            return self._modules[name]
+        cls = self.classes.get(name)
+        result = False
+        if cls is not None and name not in _seen:
+            for base in cls.bases:
+                qualified = self.imps.qualify(base.value) or ""
+                if (
+                    qualified.startswith(("torch.nn.", "nn."))
+                    or qualified.endswith("LightningModule")
+                    or self.is_module_class(last_name(base.value) or "", _seen | {name})
+                ):
+                    result = True
+                    break
+        self._modules[name] = result
+        return result
+
+    def lightning_classes(self) -> list[str]:
+        return [name for name in self.classes if self.is_lightning_class(name)]
+
+    def is_lightning_class(self, name: str, _seen: frozenset[str] = frozenset()) -> bool:
+        cls = self.classes.get(name)
+        if cls is None or name in _seen:
+            return False
+        return any(
+            (self.imps.qualify(base.value) or "").endswith("LightningModule")
+            or self.is_lightning_class(last_name(base.value) or "", _seen | {name})
+            for base in cls.bases
+        )
+
+    def forwards(self) -> Iterator[tuple[cst.FunctionDef, list[cst.FunctionDef]]]:
+        """Each module class's `forward` (and a LightningModule's step hooks) with the methods
+        it runs through `self`."""
+        for name, methods in self.funcs.methods.items():
+            if not self.is_module_class(name):
+                continue
+            roots = ["forward", *(LIGHTNING_STEPS if self.is_lightning_class(name) else ())]
+            for root in roots:
+                method = methods.get(root)
+                if method is not None:
+                    yield method, self._methods_run_by(method)
+
+    def _methods_run_by(self, forward: cst.FunctionDef) -> list[cst.FunctionDef]:
+        found: dict[int, cst.FunctionDef] = {id(forward): forward}
+        stack = [forward]
+        while stack:
+            current = stack.pop()
+            for call in self.idx.within(current, cst.Call):
+                if self._self_call(call):
+                    for method in self.funcs.resolve(call):
+                        if id(method) not in found:
+                            found[id(method)] = method
+                            stack.append(method)
+        return list(found.values())
+
+    def first_tensor_input(self, func: cst.FunctionDef) -> str | None:
+        """`x` for `def forward(self, x, ...)`: the first parameter that holds a device tensor."""
+        names = self._names_on_device(func)
+        return next((p.name.value for p in func.params.params if p.name.value in names), None)
+
+    def _self_call(self, call: cst.Call) -> bool:
+        owner = receiver(call)
+        return isinstance(owner, cst.Name) and owner.value == "self"
+
+    # -- which factories --------------------------------------------------------
+
+    def is_factory(self, call: cst.Call) -> bool:
+        if self.imps.callee(call) not in FACTORIES:
+            return False
+        if any(arg.star for arg in call.args) or keyword(call, "device") or keyword(call, "out"):
+            return False
+        if _zero_dim_or_empty(call) or _placeholder(self.idx, call) or _scalar_element(self.idx, call):
+            return False
+        return not self._device_guarded(call)
+
+    def _device_guarded(self, call: cst.Call) -> bool:
+        """`if x.is_cuda: ... else: t = torch.rand(n)`: a branch chosen by the device, whose
+        author placed each tensor on purpose."""
+        scope = self.idx.scope(call)
+        for ancestor in self.idx.ancestors(call):
+            if ancestor is scope:
+                return False
+            if isinstance(ancestor, (cst.If, cst.IfExp)) and not self.idx.contains(ancestor.test, call):
+                if self._tests_device(ancestor.test, scope):
+                    return True
+        return False
+
+    def _tests_device(self, test: cst.BaseExpression, scope: cst.CSTNode) -> bool:
+        tests = [test]
+        for name in self.idx.within(test, cst.Name):
+            binding = self.bindings.before(scope, name.value, self.idx.order(test))
+            if binding is not None and binding.value is not None:
+                tests.append(binding.value)
+        names = (node.value for expr in tests for node in self.idx.within(expr, cst.Name))
+        strings = (string_text(node) for expr in tests for node in self.idx.within(expr, cst.SimpleString))
+        return any(name in ("is_cuda", "device", "is_cpu") for name in names) or any(
+            text in ("cuda", "cpu") for text in strings
+        )
+
+    def reaches_device(self, call: cst.Call) -> bool:
+        """The CPU tensor meets a tensor on the model's device and nothing moves it first."""
+        return self._flow(call, 0) is Fate.MIXED
+
+    # -- following the tensor -----------------------------------------------------
+
+    def _flow(self, start: cst.CSTNode, depth: int) -> Fate:
+        """Follow `start` (the factory call, or a later use of a name holding its result) up
+        through the expression around it, then through the names it is stored in."""
+        func = self.idx.scope(start)
+        current: cst.CSTNode = start
+        for parent in self.idx.ancestors(start):
+            if isinstance(parent, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return Fate.NONE
+            step = self._step(parent, current, start, func, depth)
+            if step is not None:
+                return step
+            if isinstance(parent, cst.Return):
+                return self._returned(parent, depth)
+            if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                return self._stored(parent, current, start, func, depth)
+            if isinstance(parent, (cst.BaseSmallStatement, cst.BaseStatement)):
+                return Fate.NONE
+            current = parent
+        return Fate.NONE
+
+    def _step(
+        self, parent: cst.CSTNode, current: cst.CSTNode, start: cst.CSTNode, func: cst.CSTNode, depth: int
+    ) -> Fate | None:
+        """What one enclosing expression does with the CPU value `current`; None to go on up."""
+        if isinstance(parent, cst.Attribute) and parent.value is current and parent.attr.value in METADATA:
+            return Fate.NONE
+        if isinstance(parent, cst.SubscriptElement):
+            return Fate.NONE  # an index: PyTorch accepts CPU indices into CUDA tensors
+        if isinstance(parent, cst.Subscript) and parent.value is current and self._element_of_1d(parent, current):
+            return Fate.NONE  # `t[i]` of a 1-D tensor: a 0-dim scalar
+        if isinstance(parent, (cst.If, cst.While, cst.IfExp, cst.Assert)) and parent.test is current:
+            return Fate.NONE  # a host-side condition
+        if isinstance(parent, cst.Call):
+            return self._call_step(parent, current, start, func, depth)
+        others: list[cst.CSTNode] = []
+        if isinstance(parent, cst.BinaryOperation):
+            others = [parent.left, parent.right]
+        elif isinstance(parent, cst.Comparison):
+            others = [parent.left, *(c.comparator for c in parent.comparisons)]
+        if any(not self.idx.contains(o, start) and self.on_device(o, func) for o in others):
+            return Fate.MIXED
+        return None
+
+    def _call_step(
+        self, call: cst.Call, current: cst.CSTNode, start: cst.CSTNode, func: cst.CSTNode, depth: int
+    ) -> Fate | None:
+        if call.func is current and not isinstance(current, cst.Attribute):
+            # The value is itself called: a module built around it (`nn.BCELoss(weight=w)`).
+            return Fate.MIXED if any(self.on_device(arg.value, func) for arg in call.args) else Fate.NONE
+        if call.func is current:  # a method of the CPU tensor: `t.to(...)`, `t.masked_fill(...)`
+            assert isinstance(current, cst.Attribute)
+            method = current.attr.value
+            if method in MOVES and (method != "to" or not _dtype_only(call, self.imps)):
+                return Fate.MOVED
+            if method == "type":  # `t.type()` names the type; `t.type(torch.cuda.FloatTensor)` moves
+                if not call.args:
+                    return Fate.NONE
+                return None if _host_type(call, self.imps) else Fate.MOVED
+            if method in HOST_READS or method in METADATA_CALLS or (method in REDUCTIONS and not call.args):
+                return Fate.NONE  # `t.max()`: a 0-dim tensor
+            if method not in SCALAR_ARG_METHODS and any(self.on_device(arg.value, func) for arg in call.args):
+                return Fate.MIXED
+            return None
+        if not isinstance(current, cst.Arg):
+            return None
+        name = callee_name(call)
+        if name in REGISTERS:
+            return Fate.MOVED
+        if method_name(call) == "copy_":
+            return Fate.NONE  # copying into an existing tensor crosses devices by itself
+        if name in HOST_BUILTINS and isinstance(call.func, cst.Name) and not self.imps.is_imported(call.func):
+            return Fate.NONE
+        if current.keyword is not None and current.keyword.value == "device":
+            return Fate.NONE
+        if self.imps.callee(call) in FACTORIES:
+            return Fate.NONE  # a size or a bound of another factory: read on the host
+        if "ctc" in (callee_name(call) or "").lower():
+            return Fate.NONE  # CTC losses take CPU targets and lengths (cuDNN requires them)
+        if self._calls_submodule(call, func):
+            return Fate.MIXED  # `self.embedding(cpu)`
+        passed = self._passed_to_local(call, current, depth)
+        if passed is Fate.MIXED and depth < MAX_FLOW and self._flow(call, depth + 1) is Fate.MOVED:
+            # The caller moves what the helper computed: the CPU work is deliberate, and the
+            # helper's own mixing was judged with the caller's devices (longt5's side bias).
+            return Fate.MOVED
+        if passed in (Fate.MOVED, Fate.MIXED):
+            return passed
+        if isinstance(call.func, cst.Attribute) and self.on_device(call.func.value, func):
+            return Fate.MIXED  # `x.masked_fill(cpu_mask, 0)`
+        if not self._is_torch_op(call):
+            return None  # a function of another module may move its arguments itself
+        if any(arg is not current and self.on_device(arg.value, func) for arg in call.args):
+            return Fate.MIXED  # `torch.matmul(x, cpu)`
+        if isinstance(current.value, (cst.List, cst.Tuple)) and any(
+            not self.idx.contains(e, start) and self.on_device(e.value, func) for e in current.value.elements
+        ):
+            return Fate.MIXED  # `torch.cat([x, cpu])`
+        return None
+
+    def _passed_to_local(self, call: cst.Call, arg: cst.Arg, depth: int) -> Fate:
+        """`self.helper(cpu)`, `helper(cpu)`: what the helper does with its parameter."""
+        if depth >= MAX_FLOW:
+            return Fate.NONE
+        flows = []
+        for target in self.funcs.resolve(call):
+            param = next((n for n, v in bind_arguments(self.funcs, target, call).items() if v is arg.value), None)
+            if param is None or id(target) in self._following:
+                continue
+            # Inside the helper the parameter holds the CPU tensor, whatever its annotation says.
+            self._following[id(target)] = param
+            try:
+                flows.append(self._uses_flow(param, target, self.idx.order(target.body) - 1, depth + 1))
+            finally:
+                del self._following[id(target)]
+        return _worst(flows)
+
+    def _is_torch_op(self, call: cst.Call) -> bool:
+        callee = self.imps.callee(call) or ""
+        if callee.startswith("torch."):
+            return True
+        # A snippet that uses `F.relu` without importing `F`.
+        return callee.startswith(("F.", "nn.functional.")) and not self.imps.is_imported(call.func)
+
+    def _calls_submodule(self, call: cst.Call, func: cst.CSTNode) -> bool:
+        """`self.embedding(t)`, `self.layers[i](t)`, `layer(t)` for a layer of the model."""
+        callee = call.func
+        while isinstance(callee, cst.Subscript):
+            callee = callee.value
+        if isinstance(callee, cst.Attribute) and dotted(callee.value) == "self":
+            return not self.funcs.resolve(call) and callee.attr.value not in SELF_HELPERS
+        if isinstance(callee, cst.Name) and callee.value == "self":
+            return self._in_lightning_step(func)  # `self(x)`: the module's own forward
+        return isinstance(callee, cst.Name) and callee.value in self._names_on_device(func)
+
+    def _in_lightning_step(self, func: cst.CSTNode) -> bool:
+        if not isinstance(func, cst.FunctionDef) or func.name.value not in LIGHTNING_STEPS:
+            return False
+        owner = self.funcs.enclosing_class(func)
+        return owner is not None and self.is_lightning_class(owner.name.value)
+
+    def _stored(
+        self,
+        statement: cst.Assign | cst.AnnAssign | cst.AugAssign,
+        current: cst.CSTNode,
+        start: cst.CSTNode,
+        func: cst.CSTNode,
+        depth: int,
+    ) -> Fate:
+        value = statement.value
+        if value is None:
+            return Fate.NONE
+        if value is not current:
+            if isinstance(statement, cst.AugAssign):
+                # `cpu += value`: an in-place op with a device tensor.
+                return Fate.MIXED if self.on_device(value, func) else Fate.NONE
+            # `cpu[i] = value` copies across devices; the tensor stays on the CPU. That only
+            # breaks the model when `forward` returns it.
+            holder = dotted(start) if isinstance(start, (cst.Name, cst.Attribute)) else None
+            if holder is None or depth >= MAX_FLOW or not self.on_device(value, func):
+                return Fate.NONE
+            later = self._uses_flow(holder, self.idx.scope(statement), self.idx.end(statement), depth)
+            return Fate.MIXED if later in (Fate.RETURNED, Fate.MIXED) else Fate.NONE
+        if isinstance(statement, cst.AugAssign):
+            return Fate.MIXED if self.on_device(statement.target, func) else Fate.NONE
+        targets = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else [statement.target]
+        flows: list[Fate] = []
+        for target in targets:
+            if isinstance(target, cst.Subscript):
+                # Copied into another tensor, which keeps its own device: whether that one
+                # meets the model is that tensor's story.
+                continue
+            name = _paired_name(self.idx, target, value, current)
+            if name is None or depth >= MAX_FLOW or says_host(name):
+                continue  # `x_host = ...`: kept on the host on purpose
+            scope = self.idx.scope(statement)
+            if self._holds_1d(start) and _elementwise_path(self.idx, start, value):
+                self._one_dimensional.add((id(scope), name))
+            flows.append(self._uses_flow(name, scope, self.idx.end(statement), depth, statement))
+        return _worst(flows)
+
+    def _holds_1d(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Call):
+            return _one_dimensional(node)
+        name = dotted(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        return name is not None and (id(self.idx.scope(node)), name) in self._one_dimensional
+
+    def _element_of_1d(self, subscript: cst.Subscript, current: cst.CSTNode) -> bool:
+        if not _scalar_index(subscript):
+            return False
+        name = dotted(current) if isinstance(current, (cst.Name, cst.Attribute)) else None
+        return name is not None and (id(self.idx.scope(subscript)), name) in self._one_dimensional
+
+    def _uses_flow(
+        self, name: str, scope: cst.CSTNode, after: int, depth: int, origin: cst.CSTNode | None = None
+    ) -> Fate:
+        """What the uses of `name` in `scope` after source position `after` do with it; uses in
+        another branch of an `if` than `origin` (the assignment) never see its value."""
+        uses = [
+            use
+            for use in mentions(self.idx, scope, name)
+            if self.idx.order(use) > after
+            and not isinstance(self.idx.parent(use), (cst.AssignTarget, cst.AnnAssign))
+            and (origin is None or not in_exclusive_branches(self.idx, origin, use))
+        ]
+        return _worst(self._flow(use, depth + 1) for use in uses)
+
+    def _returned(self, statement: cst.Return, depth: int) -> Fate:
+        """A helper method returns the tensor: what its callers in the class do with it.
+        `forward` returns it to code this file may not show, which may move it."""
+        method = self.idx.scope(statement)
+        if isinstance(method, cst.FunctionDef) and method.name.value == "forward":
+            return Fate.RETURNED
+        if not isinstance(method, cst.FunctionDef) or depth >= MAX_FLOW:
+            return Fate.NONE
+        sites = [
+            site
+            for site in self.funcs.call_sites(method)
+            if self._self_call(site) and not _dead_branch(self.idx, self.funcs, method, site, statement)
+        ]
+        return _worst(self._flow(site, depth + 1) for site in sites)
+
+    # -- what lives on the model's device ---------------------------------------
+
+    def on_device(self, expr: cst.CSTNode, func: cst.CSTNode) -> bool:
+        """`expr` involves a tensor that lives where the model does: an input of the method,
+        a parameter, buffer or submodule output of the module, or a name computed from them.
+        Shapes, dtypes and other host-side reads of those do not count."""
+        names = self._names_on_device(func)
+        attrs = self._attrs_on_device(func)
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Attribute):
+                if node.attr.value in METADATA:
+                    continue
+                if dotted(node.value) == "self":
+                    if node.attr.value in attrs:
+                        return True
+                    continue
+            elif isinstance(node, cst.Call):
+                if method_name(node) in METADATA_CALLS or method_name(node) in HOST_READS:
+                    continue
+                if self.imps.callee(node) in FACTORIES or callee_name(node) in HOST_BUILTINS:
+                    continue
+                if self._calls_submodule(node, func):
+                    return True
+            elif isinstance(node, cst.Name):
+                if node.value in names:
+                    return True
+                continue
+            elif isinstance(node, (cst.Lambda, cst.FunctionDef)):
+                continue
+            stack.extend(children(node))
+        return False
+
+    def _names_on_device(self, func: cst.CSTNode) -> set[str]:
+        following = self._following.get(id(func))
+        key = (id(func), following)
+        names = self._device_names.get(key)
+        if names is not None:
+            return names
+        names = self._device_names[key] = set()
+        if not isinstance(func, cst.FunctionDef):
+            return names
+        for param in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params):
+            if param.name.value != following and self._param_on_device(func, param):
+                names.add(param.name.value)
+        binders = self.idx.within(func, cst.Assign, cst.AnnAssign, cst.For, cst.WithItem)
+        for _ in range(2):  # twice: loops use names bound further down
+            for node in binders:
+                value = node.iter if isinstance(node, cst.For) else node.item if isinstance(node, cst.WithItem) else node.value
+                if value is None or not self.on_device(value, func):
+                    continue
+                if isinstance(node, cst.Assign):
+                    targets = [t.target for t in node.targets]
+                elif isinstance(node, cst.WithItem):
+                    targets = [node.asname.name] if node.asname is not None else []
+                else:
+                    targets = [node.target]
+                for target in targets:
+                    # `x[i] = ...` and `self.x = ...` bind no local name (`i` is only read).
+                    names.update(n.value for n in target_names(target))
+        return names
+
+    def _param_on_device(self, func: cst.FunctionDef, param: cst.Param) -> bool:
+        """An input of `forward` is a tensor unless its annotation or default says otherwise; a
+        helper's parameter is on the device when a call in the class passes it such a value."""
+        name = param.name.value
+        if name in ("self", "cls"):
+            return False
+        annotation = param.annotation
+        if annotation is not None:
+            return "Tensor" in self.ctx.module.code_for_node(annotation.annotation)
+        if _scalar_default(param):
+            return False
+        if func.name.value == "forward":
+            return True
+        if self._in_lightning_step(func):
+            # The batch, which Lightning moved; not `batch_idx` or `dataloader_idx`.
+            batch = positional_parameters(func, bound_self=True)[:1]
+            return bool(batch) and batch[0].name.value == name
+        for site in self.funcs.call_sites(func):
+            if not self._self_call(site):
+                continue
+            passed = bind_arguments(self.funcs, func, site).get(name)
+            if passed is not None and self.on_device(passed, self.idx.scope(site)):
+                return True
+        return False
+
+    def _attrs_on_device(self, func: cst.CSTNode) -> set[str]:
+        """Attributes of the method's class that hold parameters, buffers or submodules."""
+        cls = self.idx.enclosing(func, (cst.ClassDef,))
+        if cls is None:
+            return set()
+        key = cls.name.value
+        attrs = self._tensor_attrs.get(key)
+        if attrs is not None:
+            return attrs
+        attrs = self._tensor_attrs[key] = set()
+        for call in self.idx.within(cls, cst.Call):
+            if callee_name(call) in ("register_buffer", "register_parameter", "register_module", "add_module"):
+                first = positional(call)[:1]
+                text = string_text(first[0].value) if first else None
+                if text:
+                    attrs.add(text)
+        for assign in self.idx.within(cls, cst.Assign):
+            value = assign.value
+            if not isinstance(value, cst.Call):
+                continue
+            callee = self.imps.callee(value) or ""
+            short = callee.rpartition(".")[2]
+            if not ((callee.startswith(("torch.nn.", "nn.")) and short[:1].isupper()) or self.is_module_class(short)):
+                continue
+            for target in assign.targets:
+                if isinstance(target.target, cst.Attribute) and dotted(target.target.value) == "self":
+                    attrs.add(target.target.attr.value)
+        return attrs
+
+
+def _scalar_default(param: cst.Param) -> bool:
+    """`scale=1.0`, `mode="a"`, `flag=False`: a parameter that is no tensor."""
+    default = param.default
+    return isinstance(default, (cst.Integer, cst.Float, cst.SimpleString)) or (
+        isinstance(default, cst.Name) and default.value in ("True", "False")
+    )
+
+
+def _paired_name(
+    idx: Index, target: cst.BaseExpression, value: cst.BaseExpression, current: cst.CSTNode
+) -> str | None:
+    """The dotted name that `current` (inside `value`) is stored in; for `a, b = x, y`, the
+    target paired with the element that holds it."""
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+        if len(target.elements) != len(value.elements):
+            return None
+        for t, v in zip(target.elements, value.elements):
+            if idx.contains(v, current):
+                return dotted(t.value)
+        return None
+    return dotted(target)
+
+
+def _zero_dim_or_empty(call: cst.Call) -> bool:
+    """`torch.tensor(1.0)`, `torch.zeros(())`, `torch.full((), v)`: 0-dim tensors mix with CUDA
+    tensors. `torch.tensor([])`, `torch.empty(0)`: empty placeholders."""
+    args = positional(call)
+    short = last_name(call.func)
+    if short == "tensor":
+        data = args[0].value if args else None
+        if isinstance(data, (cst.List, cst.Tuple)):
+            return not data.elements
+        return not isinstance(data, cst.ListComp)
+    size_kw = keyword(call, "size")
+    shape = size_kw.value if size_kw is not None else (args[0].value if args and short in SHAPED else None)
+    if isinstance(shape, (cst.Tuple, cst.List)):
+        sizes = [e.value for e in shape.elements]
+        return not sizes or (len(sizes) == 1 and _is_zero(sizes[0]))
+    return len(args) == 1 and shape is not None and _is_zero(shape)
+
+
+def _is_zero(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Integer) and expr.evaluated_value == 0
+
+
+def _dtype_only(call: cst.Call, imps: Imports) -> bool:
+    """`.to(torch.float32)`, `.to(x.dtype)`, `.to(dtype=...)`: a cast that stays on the device."""
+    if keyword(call, "device") is not None:
+        return False
+    for arg in call.args:
+        if arg.keyword is not None:
+            if arg.keyword.value not in ("dtype", "non_blocking", "copy", "memory_format"):
+                return False
+            continue
+        is_dtype = _torch_member(arg.value, imps) in DTYPES or (
+            isinstance(arg.value, cst.Attribute) and arg.value.attr.value == "dtype"
+        )
+        if not is_dtype:
+            return False
+    return True
+
+
+def _host_type(call: cst.Call, imps: Imports) -> bool:
+    """`.type(torch.float16)`, `.type(torch.LongTensor)`, `.type("torch.FloatTensor")`: a cast
+    that stays on the host. A type held in a variable or read from a tensor may be a CUDA one."""
+    value = call.args[0].value
+    if isinstance(value, cst.SimpleString):
+        return "cuda" not in value.value
+    member = _torch_member(value, imps)
+    return member in DTYPES or member.endswith("Tensor")
+
+
+def _torch_member(expr: cst.BaseExpression, imps: Imports) -> str:
+    """`float16` for `torch.float16` (however torch is imported), `""` for anything else."""
+    qualified = imps.qualify(expr) or ""
+    return qualified[6:] if qualified.startswith("torch.") and qualified.count(".") == 1 else ""
+
+
+def _sizes(call: cst.Call) -> list[cst.BaseExpression] | None:
+    """The sizes a shaped factory was given, when the code spells them out."""
+    short = last_name(call.func)
+    size_kw = keyword(call, "size")
+    args = positional(call)
+    shape: cst.BaseExpression | None
+    if size_kw is not None:
+        shape = size_kw.value
+    elif short == "randint":
+        shape = args[-1].value if args else None
+    elif short == "full":
+        shape = args[0].value if args else None
+    elif short in SHAPED and args:
+        shape = args[0].value
+        if len(args) > 1 or _int_like(shape):
+            return [a.value for a in args]
+    else:
+        return None
+    if isinstance(shape, (cst.Tuple, cst.List)):
+        return [e.value for e in shape.elements]
+    return None
+
+
+def _int_like(expr: cst.BaseExpression) -> bool:
+    """`3`, `n + 1`, `x.size(0)`, `x.shape[1]`, `len(xs)`, `batch_size`: one size, not a shape."""
+    if isinstance(expr, cst.Name):
+        return not expr.value.lower().endswith(("shape", "sizes", "dims", "size_"))
+    if isinstance(expr, cst.Call):
+        return (method_name(expr) == "size" and bool(expr.args)) or callee_name(expr) in ("len", "int")
+    return isinstance(expr, (cst.Integer, cst.BinaryOperation, cst.UnaryOperation, cst.Subscript))
+
+
+def _one_dimensional(call: cst.Call) -> bool:
+    """`torch.arange(n)`, `torch.rand(2)`, `torch.randint(a, b, (1,))`, `torch.tensor([a, b])`."""
+    short = last_name(call.func)
+    if short in ONE_DIMENSIONAL:
+        return True
+    if short == "tensor":
+        data = positional(call)[0].value if positional(call) else None
+        return isinstance(data, (cst.List, cst.Tuple)) and not any(
+            isinstance(e.value, (cst.List, cst.Tuple, cst.ListComp)) for e in data.elements
+        )
+    sizes = _sizes(call)
+    return sizes is not None and len(sizes) == 1 and _int_like(sizes[0])
+
+
+def _scalar_index(subscript: cst.Subscript) -> bool:
+    """`t[0]`, `t[i]`: one plain index (no slice, no tuple, no `None`)."""
+    if len(subscript.slice) != 1:
+        return False
+    item = subscript.slice[0].slice
+    if not isinstance(item, cst.Index):
+        return False
+    value = item.value
+    if isinstance(value, cst.Name):
+        return value.value not in ("None", "Ellipsis")
+    return isinstance(value, (cst.Integer, cst.UnaryOperation))
+
+
+def _scalar_element(idx: Index, call: cst.Call) -> bool:
+    """`torch.randint(a, b, (1,))[0]`: a 0-dim element of a one-dimensional factory."""
+    parent = idx.parent(call)
+    indexed = isinstance(parent, cst.Subscript) and parent.value is call and _scalar_index(parent)
+    return indexed and _one_dimensional(call)
+
+
+def _elementwise_path(idx: Index, start: cst.CSTNode, value: cst.CSTNode) -> bool:
+    """Between `start` and the stored `value`, only arithmetic and shape-keeping methods."""
+    current = start
+    while current is not value:
+        parent = idx.parent(current)
+        if parent is None:
+            return False
+        if isinstance(parent, cst.Call):
+            if parent.func is not current:
+                return False
+        elif isinstance(parent, cst.Attribute):
+            call = idx.parent(parent)
+            if not (isinstance(call, cst.Call) and call.func is parent and parent.attr.value in ELEMENTWISE):
+                return False
+        elif not isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
+            return False
+        current = parent
+    return True
+
+
+def _placeholder(idx: Index, call: cst.Call) -> bool:
+    """`torch.empty(1)` used as it is: uninitialized memory, so only a placeholder that a
+    kernel ignores (DeepSpeed passes one for "no mask")."""
+    if last_name(call.func) != "empty":
+        return False
+    sizes = _sizes(call)
+    if sizes is None or not all(isinstance(size, cst.Integer) for size in sizes):
+        return False
+    numel = 1
+    for size in sizes:
+        assert isinstance(size, cst.Integer)
+        numel *= int(size.evaluated_value)
+    parent = idx.parent(call)
+    return numel <= 1 and not (isinstance(parent, cst.Attribute) and parent.value is call)
+
+
+def _dead_branch(
+    idx: Index, funcs: Functions, method: cst.FunctionDef, site: cst.Call, node: cst.CSTNode
+) -> bool:
+    """`node` runs only under `if shape is not None:` (or `if shape:`) where `shape` defaults
+    to None and `site` does not pass it: that call never reaches `node`."""
+    for ancestor in idx.ancestors(node):
+        if ancestor is method:
+            return False
+        if not isinstance(ancestor, cst.If) or not idx.contains(ancestor.body, node):
+            continue
+        name = _tested_not_none(ancestor.test)
+        param = next((p for p in (*method.params.params, *method.params.kwonly_params) if p.name.value == name), None)
+        if (
+            param is not None
+            and isinstance(param.default, cst.Name)
+            and param.default.value == "None"
+            and param.name.value not in bind_arguments(funcs, method, site)
+        ):
+            return True
+    return False
+
+
+def _tested_not_none(test: cst.BaseExpression) -> str | None:
+    """`x` for `x is not None` or a bare `x`."""
+    if isinstance(test, cst.Name):
+        return test.value
+    if (
+        isinstance(test, cst.Comparison)
+        and isinstance(test.left, cst.Name)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.IsNot)
+        and isinstance(test.comparisons[0].comparator, cst.Name)
+        and test.comparisons[0].comparator.value == "None"
+    ):
+        return test.left.value
+    return None
