@@ -106,6 +106,25 @@ class ViewAfterTranspose(Rule):
     CONFIRMED_BY = ("TL003",)
 
     VALID = (
+        # a local helper that returns a contiguous copy, or either layout depending on a flag
+        """
+        def to_heads(x, b, t, h):
+            return x.view(b, t, h, -1).transpose(1, 2).contiguous()
+        def maybe_t(w, flag):
+            if flag:
+                return w.t()
+            return w
+        def merge(x, w, b, t, c, flag):
+            y = to_heads(x, b, t, 4).view(b, 4 * t, -1)
+            return y, maybe_t(w, flag).view(-1)
+        """,
+        # a helper whose tensor argument comes through `*args`: the binding is unknown
+        """
+        def heads(x):
+            return x.permute(0, 2, 1, 3)
+        def merge(parts, b, t, c):
+            return heads(*parts).view(b, t, c)
+        """,
         # .contiguous() in between
         """
         def merge(y, b, t, c):
@@ -309,6 +328,29 @@ class ViewAfterTranspose(Rule):
         """,
     )
     INVALID = (
+        # a method that permutes, called by the code that views (hyunwoongko/transformer's
+        # `split()` / `concat()` helpers without their `.contiguous()`)
+        Example(
+            """
+            from torch import nn
+            class MultiHead(nn.Module):
+                def heads(self, x):
+                    return x.permute(0, 2, 1, 3)
+                def forward(self, x):
+                    B, T, C = x.shape
+                    h = self.heads(x.view(B, T, 4, C // 4))
+                    return h.view(B, T, C)  # expect: TL003
+            """
+        ),
+        # a module-level helper that transposes a matrix
+        Example(
+            """
+            def transposed(w):
+                return w.t()
+            def flat(w):
+                return transposed(w).view(-1)  # expect: TL003
+            """
+        ),
         Example(
             """
             def merge(y, b, t, c):

@@ -77,3 +77,34 @@ class TestShapesFromCode:
         assert owner is not None
         chains = layouts(ctx).chains(owner)
         assert chains and any(c.moves for c in chains) is moves
+
+
+class TestHelpers:
+    def test_a_helper_continues_the_chain_of_its_argument(self) -> None:
+        ctx = context(
+            """
+            def heads(x):
+                return x.permute(0, 2, 1, 3)
+            def merge(x, B, T, C):
+                h = heads(x.view(B, T, 4, C // 4))
+                return h.view(B, T, C)
+            """
+        )
+        owner = an.receiver(views(ctx)[-1])
+        assert owner is not None
+        [chain] = layouts(ctx).chains(owner)
+        assert chain.moves and [op.label for op in chain.ops] == ["heads()"]
+        assert layouts(ctx).rank(chain.base) == 4
+
+    def test_a_helper_that_returns_a_copy_ends_the_chain(self) -> None:
+        ctx = context(
+            """
+            def heads(x):
+                return x.permute(0, 2, 1, 3).contiguous()
+            def merge(x, B, T, C):
+                return heads(x).view(B, T, C)
+            """
+        )
+        owner = an.receiver(views(ctx)[-1])
+        assert owner is not None
+        assert not any(c.moves for c in layouts(ctx).chains(owner))

@@ -7,6 +7,7 @@ to merge. Values flow through local bindings (`dataflow`) and local helpers (`ca
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -16,8 +17,8 @@ from typing import Callable, Iterable
 import libcst as cst
 
 from torchlint.rule import FileContext
-from torchlint.rules._analysis.callgraph import functions as functions_of
-from torchlint.rules._analysis.calls import keyword, method_name, positional, receiver
+from torchlint.rules._analysis.callgraph import Functions, functions as functions_of
+from torchlint.rules._analysis.calls import bind_arguments, keyword, method_name, positional, receiver
 from torchlint.rules._analysis.dataflow import Binding, Bindings, bindings
 from torchlint.rules._analysis.index import Index, index
 from torchlint.rules._analysis.names import Imports, dotted, imports
@@ -601,6 +602,7 @@ class Layouts:
         self.idx: Index = index(ctx)
         self.imps: Imports = imports(ctx)
         self.bindings: Bindings = bindings(ctx)
+        self.funcs: Functions = functions_of(ctx)
         self.module = ctx.module
         self.ctx = ctx
         self._shapes: dict[int, Shape | None] = {}
@@ -705,7 +707,37 @@ class Layouts:
             or (not self.imps.is_imported(call.func) and _ELEMENTWISE_MODULE.search(short) and len(args) == 1)
         ):
             return self._extend(args[0].value, Op("keep", f"{short}()"))
-        return (Chain(call, ()),)
+        returned = self._returned_chains(call)
+        return returned if returned is not None else (Chain(call, ()),)
+
+    def _returned_chains(self, call: cst.Call) -> tuple[Chain, ...] | None:
+        """The chains of what a local helper returns (`split_heads(x)`, `self.heads(x)`), with
+        each chain that starts at one of its parameters continued from the argument that the
+        call passes; None when the call runs no single local function or returns no tensor
+        expression."""
+        targets = self.funcs.resolve(call)
+        if len(targets) != 1:
+            return None
+        helper = targets[0]
+        returns = [r for r in self.idx.within(helper, cst.Return) if self.idx.scope(r) is helper]
+        if not returns or any(r.value is None for r in returns):
+            return None
+        arguments = bind_arguments(self.funcs, helper, call)
+        out: list[Chain] = []
+        for ret in returns:
+            assert ret.value is not None
+            for chain in self.chains(ret.value):
+                param = chain.binding.node if chain.binding is not None else None
+                if not isinstance(param, cst.Param):
+                    out.append(chain)
+                    continue
+                argument = arguments.get(param.name.value)
+                if argument is None:
+                    return None
+                out.extend(Chain(a.base, a.ops + chain.ops, a.binding) for a in self.chains(argument))
+        # Messages name the helper the caller sees, not the op hidden inside it.
+        label = f"{self.module.code_for_node(call.func)}()"
+        return tuple(dict.fromkeys(Chain(c.base, tuple(dataclasses.replace(op, label=label) for op in c.ops), c.binding) for c in out))
 
     def _extend(self, receiver: cst.BaseExpression, op: Op) -> tuple[Chain, ...]:
         return tuple(path.then(op) for path in self.chains(receiver))
