@@ -4,7 +4,7 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 
-from torchlint.rule import FileContext, Report, Rule
+from torchlint.rule import Example, FileContext, Report, Rule
 from torchlint.rules import _analysis as an
 
 # What a plain `X.zero_grad()` most likely means by X when the file steps one optimizer.
@@ -64,6 +64,20 @@ class ZeroGradBeforeStep(Rule):
     CONFIRMED_BY = ("TL005",)
 
     VALID = [
+        # a CUDA graph whose capture ran the backward: each replay writes fresh gradients
+        """
+        import torch
+        g = torch.cuda.CUDAGraph()
+        optimizer.zero_grad(set_to_none=True)
+        with torch.cuda.graph(g):
+            static_loss = model(static_x).sum()
+            static_loss.backward()
+        for data in loader:
+            static_x.copy_(data)
+            optimizer.zero_grad()
+            g.replay()
+            optimizer.step()
+        """,
         # The usual order: clear, forward, backward, step.
         """
         for x, y in loader:
@@ -228,6 +242,21 @@ class ZeroGradBeforeStep(Rule):
     ]
 
     INVALID = [
+        # the clear comes after the replay that wrote the gradients
+        Example(
+            """
+            import torch
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                static_loss = model(static_x).sum()
+                static_loss.backward()
+            for data in loader:
+                static_x.copy_(data)
+                g.replay()
+                optimizer.zero_grad()  # expect: TL005
+                optimizer.step()
+            """
+        ),
         """
         for x, y in loader:
             loss = criterion(model(x), y)
@@ -345,7 +374,8 @@ class ZeroGradBeforeStep(Rule):
         idx = an.index(ctx)
         imps = an.imports(ctx)
         flow = an.flow(ctx)
-        writes = _gradient_writes(idx)
+        # A CUDA graph replay runs its captured backward again: it refills what a clear emptied.
+        writes = [*_gradient_writes(idx), *an.graph_replays(ctx)]
         kinds = {id(n): "backward" for n in train.backward}
         kinds.update({id(n): "step" for n in train.steps})
         kinds.update({id(n): "clear" for n in train.clears})

@@ -286,6 +286,21 @@ class TestTraining:
         found = an.backpropagated(call, an.imports(ctx))
         assert found is not None and code_of(found) == loss
 
+    def test_graph_replays_of_captures_that_run_a_backward(self) -> None:
+        ctx = context(
+            """
+            import torch
+            g, h = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                model(x).sum().backward()
+            with torch.cuda.graph(h):
+                y = model(x)
+            g.replay()
+            h.replay()
+            """
+        )
+        assert [code(ctx, c) for c in an.graph_replays(ctx)] == ["g.replay()"]
+
     def test_unwrap_iterable(self) -> None:
         expr = cst.parse_expression("enumerate(tqdm(train_loader), 1)")
         assert code_of(an.unwrap_iterable(expr)) == "train_loader"

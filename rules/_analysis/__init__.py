@@ -92,6 +92,7 @@ from torchlint.rules._analysis.training import (
     training as training,
     unwrap_iterable as unwrap_iterable,
     backpropagated as backpropagated,
+    graph_replays as graph_replays,
 )
 from torchlint.rules._analysis.modes import (
     is_grad_free_call as is_grad_free_call,

@@ -235,3 +235,32 @@ def backpropagated(call: cst.Call, imps: Imports) -> cst.BaseExpression | None:
     if isinstance(owner, cst.Call) and method_name(owner) == "scale" and positional(owner):
         return positional(owner)[0].value
     return owner
+
+
+def graph_replays(ctx: FileContext) -> list[cst.Call]:
+    """`g.replay()` of each CUDA graph `g` whose capture (`with torch.cuda.graph(g):`) runs a
+    backward pass: every replay runs that backward again and writes fresh gradients."""
+    return ctx.analysis(_build_graph_replays)
+
+
+def _build_graph_replays(ctx: FileContext) -> list[cst.Call]:
+    if "replay" not in ctx.source:
+        return []
+    idx = index(ctx)
+    imps = imports(ctx)
+    backward = training(ctx).backward
+    captured: set[str] = set()
+    for block in idx.nodes(cst.With):
+        if not any(idx.contains(block.body, b) for b in backward):
+            continue
+        for item in block.items:
+            call = item.item
+            if isinstance(call, cst.Call) and (imps.callee(call) or "").endswith("cuda.graph") and call.args:
+                name = dotted(call.args[0].value)
+                if name is not None:
+                    captured.add(name)
+    return [
+        call
+        for call in idx.nodes(cst.Call)
+        if method_name(call) == "replay" and dotted(receiver(call) or cst.Name("_")) in captured
+    ]
