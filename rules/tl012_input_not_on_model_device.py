@@ -14,18 +14,11 @@ PLACES_INPUTS = re.compile(
     r"DataParallel|accelerat|Accelerat|[Ff]abric|lightning|deepspeed|device_map|dispatch_model|"
     r"set_default_device|set_default_tensor_type|torch_xla"
 )
-DEVICE_WORDS = frozenset("device devices dev gpu gpus cuda rank".split())
-LOADER_WORDS = frozenset("dl dls".split())
 # Tensor methods that keep a tensor where it is.
 STAYS_PUT = frozenset(
     """float double half long int bool byte view reshape unsqueeze squeeze permute transpose flatten
     contiguous clone detach t expand repeat narrow select unbind split chunk squeeze_ unsqueeze_""".split()
 )
-# Hooks where a dataset or collate function may move the data itself.
-DATA_HOOKS = re.compile(r"__getitem__|__getitems__|__iter__|__next__|collate|get_batch")
-# Collate functions known to return CPU tensors.
-KNOWN_COLLATORS = re.compile(r"(?i)datacollator|data_collator|default_collate|pad_sequence")
-MAX_DEPTH = 3
 
 
 class InputNotOnModelDevice(Rule):
@@ -345,7 +338,7 @@ class InputNotOnModelDevice(Rule):
         if PLACES_INPUTS.search(ctx.source):
             return
         finder = _Finder(ctx)
-        if not finder.moves or finder.data_moved_by_hooks():
+        if not finder.moves or finder.data.moved_by_hooks():
             return
         for loop in finder.idx.nodes(cst.For):
             found = finder.unmoved_call(loop)
@@ -360,180 +353,15 @@ class _Finder:
         self.idx = an.index(ctx)
         self.imps = an.imports(ctx)
         self.funcs = an.functions(ctx)
-        self._prepared: dict[tuple[int, int], bool] = {}
-        self.moves = self._model_moves()
-
-    # -- where models go ---------------------------------------------------------------------
-
-    def _model_moves(self) -> dict[str, list[cst.Call]]:
-        """Model name -> the calls that move it to an accelerator (`model.to(device)`,
-        `model = Net().cuda()`)."""
-        moves: dict[str, list[cst.Call]] = {}
-        for call in self.idx.nodes(cst.Call):
-            if not self._moves_to_accelerator(call):
-                continue
-            parent = self.idx.parent(call)
-            if isinstance(parent, cst.Expr):
-                key = an.model_key(an.receiver(call))
-                keys = [key] if key else []
-            elif isinstance(parent, cst.Assign):
-                keys = [k for t in parent.targets if (k := an.model_key(t.target))]
-            else:
-                keys = []
-            for key in keys:
-                moves.setdefault(key, []).append(call)
-        return moves
-
-    def _moves_to_accelerator(self, call: cst.Call) -> bool:
-        method = an.method_name(call)
-        if method == "cuda":
-            return True
-        if method != "to":
-            return False
-        arg = an.keyword(call, "device") or next(iter(an.positional(call)), None)
-        return arg is not None and self._accelerator(arg.value)
-
-    def _accelerator(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
-        """A device expression that is (or may be) an accelerator; dtypes and tensors are not."""
-        if isinstance(expr, (cst.SimpleString, cst.FormattedString)):
-            return "cpu" not in self.ctx.module.code_for_node(expr)
-        if isinstance(expr, cst.Call):
-            name = self.imps.callee(expr) or ""
-            if name.rsplit(".", 1)[-1] != "device":
-                return False
-            args = an.positional(expr)
-            return not args or self._accelerator(args[0].value, depth + 1)
-        if isinstance(expr, cst.IfExp):
-            return self._accelerator(expr.body, depth + 1) or self._accelerator(expr.orelse, depth + 1)
-        if isinstance(expr, (cst.Name, cst.Attribute)):
-            if (self.imps.qualify(expr) or "").startswith("torch."):
-                return False
-            if not DEVICE_WORDS.intersection(an.name_tokens(an.last_name(expr) or "")):
-                return False
-            if isinstance(expr, cst.Name) and depth < MAX_DEPTH:
-                values = self.assigned(expr.value)
-                return not values or any(self._accelerator(v, depth + 1) for v in values)
-            return True
-        return False
-
-    def assigned(self, name: str) -> list[cst.BaseExpression]:
-        """Values assigned to `name` (a plain name or `self.attr`) anywhere in the module."""
-        return an.assigned_values(self.ctx).get(name, [])
-
-    # -- data that something else moves ---------------------------------------------------------
-
-    def data_moved_by_hooks(self) -> bool:
-        """A dataset, collate function, batch getter or model forward of this file moves data."""
-        for func in self.funcs.all:
-            if func.name.value == "forward":
-                if self._moves_parameter(func):
-                    return True
-            elif DATA_HOOKS.search(func.name.value):
-                # A dataset or loader class that moves its data anywhere (in `__init__` too).
-                owner = self.funcs.enclosing_class(func)
-                if self._moves_in(owner if owner is not None and func.name.value.startswith("__") else func):
-                    return True
-        for arg in self.idx.nodes(cst.Arg):
-            if arg.keyword is not None and arg.keyword.value == "collate_fn" and isinstance(arg.value, cst.Lambda):
-                if self._moves_in(arg.value):
-                    return True
-        return False
-
-    def _moves_parameter(self, func: cst.FunctionDef) -> bool:
-        """`forward(self, x)` that calls `x.to(...)` / `x.cuda()`: the model moves its own inputs."""
-        params = an.parameter_names(func) - {"self"}
-        for call in self.idx.within(func, cst.Call):
-            if an.method_name(call) in ("to", "cuda"):
-                root = an.receiver(call)
-                while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
-                    root = root.value if not isinstance(root, cst.Call) else root.func
-                if isinstance(root, cst.Name) and root.value in params:
-                    return True
-        return False
-
-    def _moves_in(self, scope: cst.CSTNode) -> bool:
-        return any(self._is_move(call) for call in self.idx.within(scope, cst.Call))
-
-    def _is_move(self, call: cst.Call) -> bool:
-        """Anything that may put data on a device: `.to(...)`, `.cuda()`, `device=`,
-        `non_blocking=`, `to_device(batch)`, `helper(batch, device)`."""
-        if an.method_name(call) in ("to", "cuda", "type"):
-            return True
-        if any(arg.keyword is not None and arg.keyword.value in ("device", "non_blocking") for arg in call.args):
-            return True
-        if DEVICE_WORDS.intersection(an.name_tokens(an.callee_name(call) or "")):
-            return True
-        return any(
-            isinstance(arg.value, (cst.Name, cst.Attribute))
-            and DEVICE_WORDS.intersection(an.name_tokens(an.last_name(arg.value) or ""))
-            for arg in call.args
-        )
-
-    def _prepared_on_device(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
-        """The data behind `expr` was built with a device move (`TensorDataset(x.cuda(), ...)`)."""
-        key = (id(expr), depth)
-        if key not in self._prepared:
-            self._prepared[key] = False  # recursion guard
-            self._prepared[key] = self._compute_prepared(expr, depth)
-        return self._prepared[key]
-
-    def _compute_prepared(self, expr: cst.BaseExpression, depth: int) -> bool:
-        if self._moves_in(expr) or self._unknown_collate(expr):
-            return True
-        if depth >= MAX_DEPTH:
-            return False
-        for name in self.idx.within(expr, cst.Name):
-            parent = self.idx.parent(name)
-            if isinstance(parent, cst.Attribute) and parent.attr is name:
-                continue
-            if isinstance(parent, cst.Attribute) and parent.value is name:
-                dotted = an.dotted(parent)
-                if dotted and any(self._prepared_on_device(v, depth + 1) for v in self.assigned(dotted)):
-                    return True
-            if any(self._prepared_on_device(v, depth + 1) for v in self.assigned(name.value)):
-                return True
-        return False
-
-    # -- the loop --------------------------------------------------------------------------------
-
-    def _unknown_collate(self, expr: cst.BaseExpression) -> bool:
-        """A loader built with a `collate_fn` from elsewhere, which may move the batch itself.
-        Local collate functions were checked in `data_moved_by_hooks`; known padding collators
-        (`DataCollatorWithPadding`, `default_collate`, `pad_sequence`) keep it on the CPU."""
-        for arg in self.idx.within(expr, cst.Arg):
-            if arg.keyword is None or arg.keyword.value != "collate_fn":
-                continue
-            value = arg.value
-            name = an.callee_name(value) if isinstance(value, cst.Call) else an.last_name(value)
-            if isinstance(value, cst.Lambda) or name is None:
-                continue
-            if self.funcs.by_name.get(name) or KNOWN_COLLATORS.search(name):
-                continue
-            if isinstance(value, cst.Name) and any(isinstance(v, cst.Call) for v in self.assigned(name)):
-                if all(KNOWN_COLLATORS.search(an.callee_name(v) or "") for v in self.assigned(name)):  # type: ignore[arg-type]
-                    continue
-            return True
-        return False
-
-    def _iterable_prepared(self, loop: cst.For) -> bool:
-        """The data the loop iterates was built on the device: where it is assigned, or, for a
-        parameter, at the call sites of the function."""
-        if self._prepared_on_device(loop.iter):
-            return True
-        root = an.unwrap_iterable(loop.iter)
-        home = self.idx.scope(loop)
-        if isinstance(root, cst.Name) and isinstance(home, cst.FunctionDef) and root.value in an.parameter_names(home):
-            for site in self.funcs.call_sites(home):
-                bound = an.bind_arguments(self.funcs, home, site).get(root.value)
-                if bound is not None and self._prepared_on_device(bound):
-                    return True
-        return False
+        self.placements = an.placements(ctx)
+        self.data = an.loader_data(ctx)
+        self.moves = self.placements.models
 
     def unmoved_call(self, loop: cst.For) -> tuple[cst.Call, cst.Call, list[str]] | None:
-        source = self._loader(loop.iter)
-        if source is None or self._iterable_prepared(loop):
+        source = self.data.loader(loop.iter)
+        if source is None or self.data.iterable_prepared(loop):
             return None
-        if any(self._moves_in(root) for root in self.funcs.reachable(loop.body)):
+        if any(self.placements.moves_data_in(root) for root in self.funcs.reachable(loop.body)):
             return None
         raw = set(_target_names(_data_target(loop)))
         if not raw:
@@ -558,23 +386,6 @@ class _Finder:
             ]
             if inputs:
                 return node, move, inputs
-        return None
-
-    def _loader(self, iterable: cst.BaseExpression, depth: int = 0) -> cst.BaseExpression | None:
-        """The data loader a loop iterates, seen through `enumerate(tqdm(loader))` and through
-        variables (`bar = tqdm(train_loader)`)."""
-        expr = an.unwrap_iterable(iterable)
-        if isinstance(expr, cst.Call):
-            callee = an.callee_name(expr) or ""
-            return expr if "Loader" in callee or "loader" in callee else None
-        if isinstance(expr, (cst.Name, cst.Attribute)):
-            name = an.last_name(expr) or ""
-            if "loader" in name.lower() or LOADER_WORDS.intersection(an.name_tokens(name)):
-                return expr
-            dotted = an.dotted(expr)
-            values = self.assigned(dotted) if dotted and depth < MAX_DEPTH else []
-            if values and all(self._loader(v, depth + 1) is not None for v in values):
-                return expr
         return None
 
     def _moved_model(self, call: cst.Call, loop: cst.For) -> cst.Call | None:
@@ -630,7 +441,7 @@ class _Finder:
             device_arg = an.keyword(move, "device") or an.positional(move)[0]
             device = code(device_arg.value)
             where, fix = f"`{device}`", f"{data}.to({device})"
-        loader = code(self._loader(loop.iter) or loop.iter)
+        loader = code(self.data.loader(loop.iter) or loop.iter)
         return (
             f"`{model}` is moved to {where} (`{code(move)}`) but its input `{data}` comes from "
             f"`{loader}` and is never moved: the forward pass fails with a device mismatch; move the "

@@ -443,3 +443,81 @@ class TestForwardFactories:
         func = an.index(ctx).nodes(cst.FunctionDef)[0]
         assert [p.name.value for p in an.positional_parameters(func, bound_self=True)] == ["x", "y"]
         assert [p.name.value for p in an.positional_parameters(func, bound_self=False)] == ["self", "x", "y"]
+
+
+class TestPlacements:
+    def test_models_moved_to_an_accelerator(self) -> None:
+        ctx = context(
+            """
+            import torch
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            model = Net().to(device)
+            head = Head().cuda()
+            probe = Probe().to("cpu")
+            weights = w.to(torch.float16)
+            """
+        )
+        assert sorted(an.placements(ctx).models) == ["head", "model"]
+
+    @pytest.mark.parametrize(
+        ("text", "moves"),
+        [
+            ("x.to(device)", True),
+            ("x.cuda()", True),
+            ("send_to_device(batch)", True),
+            ("prepare(batch, gpu)", True),
+            ("torch.cat(xs, dim=1)", False),
+            ("x.float()", False),
+        ],
+    )
+    def test_calls_that_may_move_data(self, text: str, moves: bool) -> None:
+        call = cst.ensure_type(cst.parse_expression(text), cst.Call)
+        assert an.Placements.is_data_move(call) is moves
+
+
+class TestLoaderData:
+    def test_the_loader_a_loop_iterates(self) -> None:
+        ctx = context(
+            """
+            from tqdm import tqdm
+            bar = tqdm(train_loader)
+            for x in enumerate(bar):
+                pass
+            for x in items:
+                pass
+            for x in DataLoader(ds):
+                pass
+            """
+        )
+        data = an.loader_data(ctx)
+        loops = an.index(ctx).nodes(cst.For)
+        found = [data.loader(loop.iter) for loop in loops]
+        assert [code(ctx, f) if f is not None else None for f in found] == ["bar", None, "DataLoader(ds)"]
+
+    def test_data_built_on_the_device_or_moved_by_a_hook(self) -> None:
+        prepared = context(
+            """
+            ds = TensorDataset(x.cuda(), y.cuda())
+            loader = DataLoader(ds)
+            for xb, yb in loader:
+                pass
+            """
+        )
+        loop = an.index(prepared).nodes(cst.For)[0]
+        assert an.loader_data(prepared).iterable_prepared(loop)
+        hooked = context(
+            """
+            class Data(Dataset):
+                def __getitem__(self, i):
+                    return self.x[i].to(self.device)
+            """
+        )
+        assert an.loader_data(hooked).moved_by_hooks()
+        plain = context(
+            """
+            class Data(Dataset):
+                def __getitem__(self, i):
+                    return self.x[i]
+            """
+        )
+        assert not an.loader_data(plain).moved_by_hooks()

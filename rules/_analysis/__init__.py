@@ -11,7 +11,8 @@ most once per file, through `FileContext.analysis`.
 - `vocabulary`: every word list behind a name-based guess.
 - `training`: backward passes, optimizer steps, gradient clears.
 - `modes`: train/eval calls, gradient-free regions, what the code calls a network.
-- `devices`: CUDA placement.
+- `devices`: CUDA placement, where models and a forward's tensors go.
+- `loaders`: the loader a loop iterates, and whether its data is already on a device.
 - `fixes`: building blocks of autofixes.
 
 Rules use it as `from torchlint.rules import _analysis as an` and call `an.index(ctx)`,
@@ -106,7 +107,13 @@ from torchlint.rules._analysis.modes import (
 )
 from torchlint.rules._analysis.devices import (
     uses_cuda as uses_cuda,
+    Placements as Placements,
+    placements as placements,
 )
 from torchlint.rules._analysis.fixes import (
     insert_statement as insert_statement,
+)
+from torchlint.rules._analysis.loaders import (
+    LoaderData as LoaderData,
+    loader_data as loader_data,
 )

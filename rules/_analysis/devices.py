@@ -24,11 +24,12 @@ from torchlint.rules._analysis.calls import (
     positional_parameters,
     receiver,
 )
-from torchlint.rules._analysis.dataflow import bindings, target_names
+from torchlint.rules._analysis.dataflow import assigned_values, bindings, target_names
 from torchlint.rules._analysis.flow import in_exclusive_branches
 from torchlint.rules._analysis.index import children, Index, index
+from torchlint.rules._analysis.modes import model_key
 from torchlint.rules._analysis.names import dotted, Imports, imports, last_name, mentions, string_text
-from torchlint.rules._analysis.vocabulary import says_host
+from torchlint.rules._analysis.vocabulary import DEVICE_WORDS, name_tokens, says_host
 
 _CUDA_TEXT = re.compile(r"^(cuda|nccl)\b")
 
@@ -804,3 +805,95 @@ def _tested_not_none(test: cst.BaseExpression) -> str | None:
     ):
         return test.left.value
     return None
+
+
+# How many assignments a device or loader expression is followed through.
+MAX_VALUE_DEPTH = 3
+
+
+class Placements:
+    """Where the module puts its models and its data: the calls that move each model to an
+    accelerator (`model.to(device)`, `model = Net().cuda()`), whether a device expression is
+    an accelerator, and which calls may move data to a device."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.idx = index(ctx)
+        self.imps = imports(ctx)
+        self.assigned = assigned_values(ctx)
+        # Model name (as `model_key` spells it) -> the calls that move it to an accelerator.
+        self.models = self._model_moves()
+
+    def _model_moves(self) -> dict[str, list[cst.Call]]:
+        """Model name -> the calls that move it to an accelerator (`model.to(device)`,
+        `model = Net().cuda()`)."""
+        moves: dict[str, list[cst.Call]] = {}
+        for call in self.idx.nodes(cst.Call):
+            if not self.moves_to_accelerator(call):
+                continue
+            parent = self.idx.parent(call)
+            if isinstance(parent, cst.Expr):
+                key = model_key(receiver(call))
+                keys = [key] if key else []
+            elif isinstance(parent, cst.Assign):
+                keys = [k for t in parent.targets if (k := model_key(t.target))]
+            else:
+                keys = []
+            for key in keys:
+                moves.setdefault(key, []).append(call)
+        return moves
+
+    def moves_to_accelerator(self, call: cst.Call) -> bool:
+        method = method_name(call)
+        if method == "cuda":
+            return True
+        if method != "to":
+            return False
+        arg = keyword(call, "device") or next(iter(positional(call)), None)
+        return arg is not None and self.is_accelerator(arg.value)
+
+    def is_accelerator(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        """A device expression that is (or may be) an accelerator; dtypes and tensors are not."""
+        if isinstance(expr, (cst.SimpleString, cst.FormattedString)):
+            return "cpu" not in self.ctx.module.code_for_node(expr)
+        if isinstance(expr, cst.Call):
+            name = self.imps.callee(expr) or ""
+            if name.rsplit(".", 1)[-1] != "device":
+                return False
+            args = positional(expr)
+            return not args or self.is_accelerator(args[0].value, depth + 1)
+        if isinstance(expr, cst.IfExp):
+            return self.is_accelerator(expr.body, depth + 1) or self.is_accelerator(expr.orelse, depth + 1)
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            if (self.imps.qualify(expr) or "").startswith("torch."):
+                return False
+            if not DEVICE_WORDS.intersection(name_tokens(last_name(expr) or "")):
+                return False
+            if isinstance(expr, cst.Name) and depth < MAX_VALUE_DEPTH:
+                values = self.assigned.get(expr.value, [])
+                return not values or any(self.is_accelerator(v, depth + 1) for v in values)
+            return True
+        return False
+
+    def moves_data_in(self, scope: cst.CSTNode) -> bool:
+        return any(self.is_data_move(call) for call in self.idx.within(scope, cst.Call))
+
+    @staticmethod
+    def is_data_move(call: cst.Call) -> bool:
+        """Anything that may put data on a device: `.to(...)`, `.cuda()`, `device=`,
+        `non_blocking=`, `to_device(batch)`, `helper(batch, device)`."""
+        if method_name(call) in ("to", "cuda", "type"):
+            return True
+        if any(arg.keyword is not None and arg.keyword.value in ("device", "non_blocking") for arg in call.args):
+            return True
+        if DEVICE_WORDS.intersection(name_tokens(callee_name(call) or "")):
+            return True
+        return any(
+            isinstance(arg.value, (cst.Name, cst.Attribute))
+            and DEVICE_WORDS.intersection(name_tokens(last_name(arg.value) or ""))
+            for arg in call.args
+        )
+
+
+def placements(ctx: FileContext) -> Placements:
+    return ctx.analysis(Placements)

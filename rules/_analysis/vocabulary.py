@@ -88,3 +88,13 @@ def is_test_file(ctx: FileContext) -> bool:
 def says_host(name: str | None) -> bool:
     """`x_host`, `cpu_mask`, `hostBuffer`: a name that says its value lives on the host."""
     return bool(name) and any(t in _HOST_WORDS for t in name_tokens((name or "").rpartition(".")[2]))
+
+
+# Names that say a value is, or picks, a device.
+DEVICE_WORDS = frozenset("device devices dev gpu gpus cuda rank".split())
+# Short names of data loaders, besides any name with `loader` in it.
+LOADER_WORDS = frozenset("dl dls".split())
+# Dataset and loader hooks where a project may move its data itself.
+DATA_HOOKS = re.compile(r"__getitem__|__getitems__|__iter__|__next__|collate|get_batch")
+# Collate functions known to return CPU tensors.
+KNOWN_COLLATORS = re.compile(r"(?i)datacollator|data_collator|default_collate|pad_sequence")
