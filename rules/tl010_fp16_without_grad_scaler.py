@@ -2,8 +2,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections import defaultdict
-from functools import cached_property
 from typing import Iterator
 
 import libcst as cst
@@ -11,16 +9,8 @@ import libcst as cst
 from torchlint.rule import FileContext, Report, Rule
 from torchlint.rules import _analysis as an
 
-# `autocast` callables whose `dtype` defaults to the device's fast type (float16 on CUDA).
-GENERIC_AUTOCAST = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"})
-# `autocast` callables that always default to float16.
-CUDA_AUTOCAST = frozenset({"torch.cuda.amp.autocast", "torch.cuda.amp.autocast_mode.autocast"})
-FLOAT16 = frozenset({"torch.float16", "torch.half"})
-# Whoever scales the loss: a GradScaler, timm's NativeScaler, apex, or a framework that does it.
-SCALED = re.compile(r"(?i)scaler|scale_loss|loss_scale|accelerat|fabric|deepspeed|lightning|apex")
 # Benchmarks time fp16 steps; what the weights learn does not matter there.
 BENCHMARK = re.compile(r"(?i)bench|profil|throughput|speed")
-MAX_RESOLVE_DEPTH = 3
 
 
 class Fp16WithoutGradScaler(Rule):
@@ -382,220 +372,30 @@ class Fp16WithoutGradScaler(Rule):
         train = an.training(ctx)
         if not train.backward:
             return
-        amp = _Amp(ctx, idx, train)
-        if not _scales_loss(idx) and not BENCHMARK.search(os.path.basename(ctx.filename)):
+        amp = an.amp(ctx)
+        if not an.scales_loss(idx) and not BENCHMARK.search(os.path.basename(ctx.filename)):
             for call in idx.nodes(cst.Call):
                 if amp.is_fp16_autocast(call) and amp.backpropagated(call):
-                    yield self.report(call, amp.autocast_message(call))
+                    yield self.report(call, autocast_message(ctx, call))
         for step in train.steps:
             if amp.steps_without_update(step):
-                yield self.report(step, amp.update_message(step))
+                yield self.report(step, update_message(ctx, step))
 
 
-class _Amp:
-    def __init__(self, ctx: FileContext, idx: an.Index, train: an.Training) -> None:
-        self.ctx = ctx
-        self.idx = idx
-        self.imps = an.imports(ctx)
-        self.funcs = an.functions(ctx)
-        self.train = train
-
-    @cached_property
-    def _backward_by_scope(self) -> dict[int, list[cst.Call]]:
-        found: dict[int, list[cst.Call]] = defaultdict(list)
-        for backward in self.train.backward:
-            found[id(self.idx.scope(backward))].append(backward)
-        return found
-
-    @cached_property
-    def _updates(self) -> list[cst.Call]:
-        return [c for c in self.idx.nodes(cst.Call) if an.method_name(c) == "update"]
-
-    @cached_property
-    def _loops_running_steps(self) -> dict[int, list[cst.For | cst.While]]:
-        return self.train.loops_running(self.train.steps, self.funcs)
-
-    # -- float16 autocast ----------------------------------------------------------------
-
-    def is_fp16_autocast(self, call: cst.Call) -> bool:
-        name = self.imps.callee(call) or ""
-        if name not in GENERIC_AUTOCAST and name not in CUDA_AUTOCAST:
-            return False
-        generic = name in GENERIC_AUTOCAST
-        args = an.positional(call)
-        enabled = an.keyword(call, "enabled") or (args[2] if generic and len(args) > 2 else None)
-        if not generic and args:
-            enabled = args[0]
-        if enabled is not None and an.is_false(enabled.value):
-            return False
-        dtype = an.keyword(call, "dtype") or (args[1] if len(args) > 1 else None)
-        if dtype is not None:
-            return self._float16(dtype.value)
-        if not generic:
-            return True
-        device = an.keyword(call, "device_type") or (args[0] if args else None)
-        return device is not None and self._may_be_cuda(device.value)
-
-    def _float16(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
-        if (self.imps.qualify(expr) or "") in FLOAT16:
-            return True
-        if isinstance(expr, cst.Name) and depth < MAX_RESOLVE_DEPTH:
-            values = self.assigned(expr.value)
-            return bool(values) and all(self._float16(v, depth + 1) for v in values)
-        return False
-
-    def _may_be_cuda(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
-        """The device-type expression can evaluate to "cuda" (literally, or through variables)."""
-        if depth > MAX_RESOLVE_DEPTH:
-            return False
-        for string in self.idx.within(expr, cst.SimpleString):
-            if "cuda" in string.value:
-                return True
-        for part in self.idx.within(expr, cst.FormattedStringText):
-            if "cuda" in part.value:
-                return True
-        if isinstance(expr, cst.Attribute) and expr.attr.value == "type":
-            return self._may_be_cuda(expr.value, depth + 1)
-        if isinstance(expr, cst.Call):  # `str(device)`, `torch.device(name)`
-            return any(self._may_be_cuda(arg.value, depth + 1) for arg in expr.args)
-        if isinstance(expr, cst.Name):
-            return any(self._may_be_cuda(v, depth + 1) for v in self.assigned(expr.value))
-        return False
-
-    def assigned(self, name: str) -> list[cst.BaseExpression]:
-        """Values assigned to the plain name `name` anywhere in the module."""
-        return an.assigned_values(self.ctx).get(name, [])
-
-    def backpropagated(self, autocast: cst.Call) -> bool:
-        """The autocast region runs a forward pass whose loss a backward pass of the same
-        iteration consumes: in the same function, or in a loop that calls the function."""
-        for region in self._regions(autocast):
-            scope = self.idx.scope(region)
-            if self._inference_only(region, scope) or not self._computes_with_gradients(region):
-                continue
-            if self._backward_follows(region, scope):
-                return True
-            if isinstance(scope, cst.FunctionDef):
-                for site in self.funcs.call_sites(scope):
-                    caller = self.idx.scope(site)
-                    if not self._inference_only(site, caller) and self._backward_follows(site, caller):
-                        return True
-        return False
-
-    def _regions(self, autocast: cst.Call) -> list[cst.CSTNode]:
-        """The `with` statements that enter this autocast: directly or through a variable."""
-        parent = self.idx.parent(autocast)
-        if isinstance(parent, cst.WithItem):
-            with_ = self.idx.parent(parent)
-            return [with_] if with_ is not None else []
-        statement = self.idx.statement(autocast)
-        if not isinstance(statement, cst.Assign):
-            return []
-        names = {an.dotted(t.target) for t in statement.targets} - {None}
-        return [
-            with_
-            for with_ in self.idx.nodes(cst.With)
-            if any(an.dotted(item.item) in names for item in with_.items)
-        ]
-
-    def _computes_with_gradients(self, region: cst.CSTNode) -> bool:
-        """Some call in the autocast block runs with gradients (not all of it is under `no_grad`)."""
-        body = region.body if isinstance(region, cst.With) else region
-        return any(
-            not an.in_grad_free_block(self.idx, call, self.imps) and not an.is_grad_free_call(call, self.imps)
-            for call in self.idx.within(body, cst.Call)
-        )
-
-    def _inference_only(self, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
-        if an.in_grad_free_block(self.idx, node, self.imps, stop_at_function=False):
-            return True
-        # A function named like an evaluation that runs its own backward pass trains (a
-        # `test_*` repro script, pytorch/pytorch#115785).
-        return (
-            isinstance(scope, cst.FunctionDef)
-            and an.name_says_evaluation(scope.name.value)
-            and not any(self.idx.scope(backward) is scope for backward in self.train.backward)
-        )
-
-    def _backward_follows(self, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
-        """A backward pass of `scope` runs inside `node` or after it within the same iteration."""
-        loops = {id(loop) for loop in an.enclosing_loops(self.idx, node)}
-        for backward in self._backward_by_scope.get(id(scope), []):
-            if an.in_grad_free_block(self.idx, backward, self.imps):
-                continue
-            if an.receiver(backward) is not None and an.positional(backward):
-                continue  # `optimizer.backward(loss)`: an fp16 optimizer or engine scales the loss
-            if self.idx.contains(node, backward):
-                return True
-            if self.idx.order(backward) > self.idx.end(node) and all(
-                id(loop) in loops for loop in an.enclosing_loops(self.idx, backward)
-            ):
-                return True
-        return False
-
-    def autocast_message(self, call: cst.Call) -> str:
-        code = self.ctx.module.code_for_node(call)
-        return (
-            f"`{code}` runs the forward pass in float16 and its loss is back-propagated, but no "
-            f"`GradScaler` scales the loss: small gradients underflow to zero in float16; use "
-            f"`scaler = torch.amp.GradScaler(\"cuda\")` with `scaler.scale(loss).backward()`, "
-            f"`scaler.step(optimizer)` and `scaler.update()`, or autocast to `dtype=torch.bfloat16`"
-        )
-
-    # -- scaler.step() without scaler.update() ---------------------------------------------
-
-    def steps_without_update(self, step: cst.Call) -> bool:
-        """`scaler.step(optimizer)` runs in a loop, and either no loop that runs it updates the
-        scaler, or the training loop around it (the loop whose own body runs the backward pass)
-        does not. A loop over optimizers steps each one and updates once after it: not a bug."""
-        scaler = an.receiver(step)
-        if scaler is None or self.train.optimizer_of(step) is scaler:
-            return False  # an optimizer's own step(), not `scaler.step(optimizer)`
-        updates = [c for c in self._updates if _same_scaler(an.receiver(c), scaler)]
-        loops = self._loops_running_steps.get(id(step), [])
-        if not loops:
-            return False
-        if not any(self.train.events_in(updates, loop.body, self.funcs) for loop in loops):
-            return True
-        training = [loop for loop in loops if self._runs_backward_itself(loop) and not _over_optimizers(loop)]
-        ids = {id(loop) for loop in training}
-        innermost = [
-            loop
-            for loop in training
-            if not any(id(inner) in ids for inner in an.loops_run_by(self.idx, self.funcs, loop.body))
-        ]
-        return any(not self.train.events_in(updates, loop.body, self.funcs) for loop in innermost)
-
-    def _runs_backward_itself(self, loop: cst.For | cst.While) -> bool:
-        scope = self.idx.scope(loop)
-        return any(
-            self.idx.contains(loop.body, b) and self.idx.scope(b) is scope for b in self.train.backward
-        )
-
-    def update_message(self, step: cst.Call) -> str:
-        scaler = self.ctx.module.code_for_node(an.receiver(step))  # type: ignore[arg-type]
-        return (
-            f"`{scaler}.step()` runs in this loop but `{scaler}.update()` does not: the loss scale never "
-            f"adapts, and the next `{scaler}.step()` raises \"step() has already been called since the "
-            f"last update()\"; call `{scaler}.update()` right after `{scaler}.step(...)`"
-        )
+def autocast_message(ctx: FileContext, call: cst.Call) -> str:
+    code = ctx.module.code_for_node(call)
+    return (
+        f"`{code}` runs the forward pass in float16 and its loss is back-propagated, but no "
+        f"`GradScaler` scales the loss: small gradients underflow to zero in float16; use "
+        f"`scaler = torch.amp.GradScaler(\"cuda\")` with `scaler.scale(loss).backward()`, "
+        f"`scaler.step(optimizer)` and `scaler.update()`, or autocast to `dtype=torch.bfloat16`"
+    )
 
 
-def _scales_loss(idx: an.Index) -> bool:
-    """Some identifier of the module names a loss scaler or a framework that scales the loss."""
-    return any(SCALED.search(name) for name in {n.value for n in idx.nodes(cst.Name)})
-
-
-def _over_optimizers(loop: cst.For | cst.While) -> bool:
-    """`for opt in optimizers:`: one pass per optimizer within a training step."""
-    if not isinstance(loop, cst.For):
-        return False
-    names = [an.last_name(loop.target) or "", an.last_name(loop.iter) or ""]
-    if isinstance(loop.iter, cst.Call) and isinstance(loop.iter.func, cst.Attribute):
-        names.append(an.last_name(loop.iter.func.value) or "")
-    return any(an.name_says_optimizer(name) for name in names)
-
-
-def _same_scaler(a: cst.BaseExpression | None, b: cst.BaseExpression) -> bool:
-    name = (an.last_name(a) or "") if a is not None else ""
-    return bool(name) and (name == an.last_name(b) or "scaler" in name.lower())
+def update_message(ctx: FileContext, step: cst.Call) -> str:
+    scaler = ctx.module.code_for_node(an.receiver(step))  # type: ignore[arg-type]
+    return (
+        f"`{scaler}.step()` runs in this loop but `{scaler}.update()` does not: the loss scale never "
+        f"adapts, and the next `{scaler}.step()` raises \"step() has already been called since the "
+        f"last update()\"; call `{scaler}.update()` right after `{scaler}.step(...)`"
+    )

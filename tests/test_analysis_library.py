@@ -521,3 +521,36 @@ class TestLoaderData:
             """
         )
         assert not an.loader_data(plain).moved_by_hooks()
+
+
+class TestAmp:
+    @pytest.mark.parametrize(
+        ("text", "fp16"),
+        [
+            ("torch.autocast('cuda')", True),
+            ("torch.autocast(device_type='cuda', dtype=torch.float16)", True),
+            ("torch.cuda.amp.autocast()", True),
+            ("torch.autocast('cuda', dtype=torch.bfloat16)", False),
+            ("torch.autocast('cpu')", False),
+            ("torch.autocast('cuda', enabled=False)", False),
+        ],
+    )
+    def test_float16_autocast_spellings(self, text: str, fp16: bool) -> None:
+        ctx = context(f"import torch\nwith {text}:\n    y = model(x)\n")
+        call = next(c for c in an.index(ctx).nodes(cst.Call) if "autocast" in code(ctx, c.func))
+        assert an.amp(ctx).is_fp16_autocast(call) is fp16
+
+    def test_a_scaler_stepped_without_update(self) -> None:
+        ctx = context(
+            """
+            import torch
+            scaler = torch.amp.GradScaler("cuda")
+            for x in loader:
+                with torch.autocast("cuda"):
+                    loss = model(x).sum()
+                scaler.scale(loss).backward()
+                scaler.step(optimizer)
+            """
+        )
+        [step] = an.training(ctx).steps
+        assert an.amp(ctx).steps_without_update(step)

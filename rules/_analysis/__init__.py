@@ -13,6 +13,7 @@ most once per file, through `FileContext.analysis`.
 - `modes`: train/eval calls, gradient-free regions, what the code calls a network.
 - `devices`: CUDA placement, where models and a forward's tensors go.
 - `loaders`: the loader a loop iterates, and whether its data is already on a device.
+- `amp`: autocast regions in float16, loss scalers and their updates.
 - `fixes`: building blocks of autofixes.
 
 Rules use it as `from torchlint.rules import _analysis as an` and call `an.index(ctx)`,
@@ -116,4 +117,9 @@ from torchlint.rules._analysis.fixes import (
 from torchlint.rules._analysis.loaders import (
     LoaderData as LoaderData,
     loader_data as loader_data,
+)
+from torchlint.rules._analysis.amp import (
+    Amp as Amp,
+    amp as amp,
+    scales_loss as scales_loss,
 )
