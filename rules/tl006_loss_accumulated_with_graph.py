@@ -10,11 +10,6 @@ from torchlint.finding import Severity
 from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
 from torchlint.rules import _analysis as an
 
-# Expressions that turn a tensor into a value without autograd history.
-_DETACHING_METHODS = frozenset({"item", "detach", "tolist", "numpy", "data"})
-_DETACHING_FUNCTIONS = frozenset({"float", "int", "bool", "round"})
-# Calls whose result is a loss: `criterion(out, y)`, `loss_fn(...)`, `F.cross_entropy(...)`.
-_LOSS_CALL = re.compile(r"(?i)(loss|criterion|cross_entropy|nll|mse|bce|l1|huber|kl_div)")
 _EVAL_FUNCTION = re.compile(r"(?i)(eval|valid|test|infer|predict)")
 
 
@@ -462,7 +457,7 @@ class LossAccumulatedWithGraph(Rule):
         if an.in_grad_free_block(idx, acc.statement, imps):
             return False
         scope = idx.scope(loop)
-        backpropagated = _backpropagated_names(ctx, idx, scope)
+        backpropagated = an.backpropagated_names(ctx, idx, scope)
         accumulator = an.dotted(_base(acc.accumulator))
         if accumulator is not None and accumulator in backpropagated.flowing:
             return False  # the total itself is back-propagated: summed on purpose
@@ -471,7 +466,7 @@ class LossAccumulatedWithGraph(Rule):
             # (a logging interval, one accumulation cycle) whose graphs backward already freed.
             return False
         binding = _last_binding(idx, loop, acc.value.value, acc.statement)
-        if binding is None or _no_graph(binding.value):
+        if binding is None or an.no_graph(binding.value):
             return False
         in_loop = [b for b in backpropagated.calls if idx.contains(loop.body, b)]
         if in_loop:
@@ -486,7 +481,7 @@ class LossAccumulatedWithGraph(Rule):
             and "loss" in an.name_tokens(acc.value.value)
             # One element of an unpacked tuple may be anything: `loss, metrics, preds = f(x)`.
             and not binding.unpacked
-            and _is_loss_call(imps, binding.value)
+            and an.is_loss_call(imps, binding.value)
             and _grad_enabled_eval(ctx, idx, imps, scope)
         )
 
@@ -557,7 +552,7 @@ def _sums_argument(idx: an.Index, update: cst.FunctionDef) -> bool:
         isinstance(aug.operator, cst.AddAssign)
         and isinstance(aug.target, cst.Attribute)
         and an.dotted(aug.target.value) == "self"
-        and params[0] in _names(aug.value)
+        and params[0] in an.mentioned_names(aug.value)
         for aug in idx.within(update, cst.AugAssign)
     )
 
@@ -567,7 +562,7 @@ def _loss_operand(expr: cst.BaseExpression) -> cst.Name | None:
     if isinstance(expr, cst.Name):
         return expr
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)):
-        if _detached(expr.left) or _detached(expr.right):
+        if an.detached(expr.left) or an.detached(expr.right):
             return None
         if isinstance(expr.operator, cst.Divide):
             return _loss_operand(expr.left)
@@ -579,107 +574,6 @@ def _base(expr: cst.BaseExpression) -> cst.BaseExpression:
     while isinstance(expr, cst.Subscript):
         expr = expr.value
     return expr
-
-
-@dataclass(frozen=True)
-class _Backpropagated:
-    calls: list[cst.Call]
-    # Names back-propagated directly (`loss` in `loss.backward()`).
-    direct: frozenset[str]
-    # Names added into one that is (`ce`, `kl` in `loss = ce + 0.1 * kl`).
-    terms: frozenset[str]
-    # Every name whose value flows into a back-propagated expression.
-    flowing: frozenset[str]
-
-
-def _backpropagated_names(ctx: FileContext, idx: an.Index, scope: cst.CSTNode) -> _Backpropagated:
-    return ctx.analysis(_BackpropagatedNames).of(idx, ctx, scope)
-
-
-class _BackpropagatedNames:
-    """Per scope, what its backward passes consume (cached per file)."""
-
-    def __init__(self, ctx: FileContext) -> None:
-        self._cache: dict[int, _Backpropagated] = {}
-
-    def of(self, idx: an.Index, ctx: FileContext, scope: cst.CSTNode) -> _Backpropagated:
-        found = self._cache.get(id(scope))
-        if found is None:
-            found = self._cache[id(scope)] = self._compute(idx, ctx, scope)
-        return found
-
-    def _compute(self, idx: an.Index, ctx: FileContext, scope: cst.CSTNode) -> _Backpropagated:
-        imps = an.imports(ctx)
-        calls = [b for b in an.training(ctx).backward if idx.scope(b) is scope]
-        direct: set[str] = set()
-        for call in calls:
-            tensor = an.backpropagated(call, imps)
-            if tensor is not None:
-                direct.update(_names(tensor))
-        candidates: list[cst.Assign | cst.AugAssign] = [
-            *idx.within(scope, cst.Assign),
-            *idx.within(scope, cst.AugAssign),
-        ]
-        assigns = [a for a in candidates if idx.scope(a) is scope]
-        losses, flowing = set(direct), set(direct)
-        changed = True
-        while changed:
-            changed = False
-            for assign in assigns:
-                targets = _assigned_names(assign)
-                if targets & flowing:
-                    new = _names(assign.value) - flowing
-                    if new:
-                        flowing |= new
-                        changed = True
-                if targets & losses:
-                    new_terms = _arithmetic_terms(assign.value) - losses
-                    if new_terms:
-                        losses |= new_terms
-                        changed = True
-        return _Backpropagated(calls, frozenset(direct), frozenset(losses - direct), frozenset(flowing))
-
-
-def _names(node: cst.CSTNode) -> set[str]:
-    """Plain names and dotted chains mentioned in `node`."""
-    found: set[str] = set()
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (cst.Name, cst.Attribute)):
-            name = an.dotted(current)
-            if name is not None:
-                found.add(name)
-                found.add(name.partition(".")[0])
-                if isinstance(current, cst.Name):
-                    continue
-        stack.extend(an.children(current))
-    return found
-
-
-def _arithmetic_terms(expr: cst.BaseExpression) -> set[str]:
-    """Names added or scaled into a value: `ce`, `kl` in `ce + 0.1 * kl`; not a divisor."""
-    if isinstance(expr, cst.Name):
-        return {expr.value}
-    if isinstance(expr, cst.BinaryOperation):
-        if isinstance(expr.operator, (cst.Add, cst.Subtract, cst.Multiply)):
-            return _arithmetic_terms(expr.left) | _arithmetic_terms(expr.right)
-        if isinstance(expr.operator, cst.Divide):
-            return _arithmetic_terms(expr.left)
-    return set()
-
-
-def _assigned_names(node: cst.CSTNode) -> set[str]:
-    targets: list[cst.BaseExpression] = []
-    if isinstance(node, cst.Assign):
-        for target in node.targets:
-            inner = target.target
-            targets.extend(e.value for e in inner.elements) if isinstance(
-                inner, (cst.Tuple, cst.List)
-            ) else targets.append(inner)
-    elif isinstance(node, cst.AugAssign):
-        targets.append(node.target)
-    return {name for t in targets if (name := an.dotted(t)) is not None}
 
 
 def _assigned_in_iteration(idx: an.Index, loop: cst.For | cst.While, accumulator: cst.BaseExpression) -> bool:
@@ -713,40 +607,10 @@ def _last_binding(idx: an.Index, loop: cst.For | cst.While, name: str, before: c
     for assign in idx.within(loop.body, cst.Assign):
         if idx.order(assign) >= idx.order(before):
             break
-        if name in _assigned_names(assign):
+        if name in an.assigned_names(assign):
             unpacked = any(isinstance(t.target, (cst.Tuple, cst.List)) for t in assign.targets)
             found = _Binding(assign.value, unpacked)
     return found
-
-
-def _detached(value: cst.BaseExpression) -> bool:
-    """`loss.item()`, `loss.detach().cpu()`, `float(loss)`, `loss.data`."""
-    if isinstance(value, cst.Call):
-        if an.method_name(value) in _DETACHING_METHODS:
-            return True
-        if isinstance(value.func, cst.Name) and value.func.value in _DETACHING_FUNCTIONS:
-            return True
-        owner = an.receiver(value)
-        return owner is not None and _detached(owner)
-    if isinstance(value, cst.Attribute):
-        return value.attr.value in _DETACHING_METHODS or _detached(value.value)
-    return False
-
-
-def _no_graph(value: cst.BaseExpression) -> bool:
-    """A value that cannot carry autograd history: detached, or a literal."""
-    return _detached(value) or not isinstance(
-        value, (cst.Name, cst.Subscript, cst.BinaryOperation, cst.Call, cst.Attribute, cst.UnaryOperation)
-    )
-
-
-def _is_loss_call(imps: an.Imports, value: cst.BaseExpression) -> bool:
-    """`criterion(out, y)`, `F.cross_entropy(...)`, `model(**batch).loss`, `outputs.loss`."""
-    if isinstance(value, cst.Attribute) and value.attr.value == "loss":
-        return True
-    if isinstance(value, cst.Call):
-        return bool(_LOSS_CALL.search(an.callee_name(value) or ""))
-    return False
 
 
 def _grad_enabled_eval(ctx: FileContext, idx: an.Index, imps: an.Imports, scope: cst.CSTNode) -> bool:

@@ -554,3 +554,51 @@ class TestAmp:
         )
         [step] = an.training(ctx).steps
         assert an.amp(ctx).steps_without_update(step)
+
+
+class TestGraphs:
+    @pytest.mark.parametrize(
+        ("text", "no_graph"),
+        [
+            ("loss.item()", True),
+            ("loss.detach().cpu()", True),
+            ("float(loss)", True),
+            ("loss.data", True),
+            ("0.0", True),
+            ("loss", False),
+            ("loss * x.size(0)", False),
+            ("criterion(out, y)", False),
+        ],
+    )
+    def test_values_without_autograd_history(self, text: str, no_graph: bool) -> None:
+        assert an.no_graph(cst.parse_expression(text)) is no_graph
+
+    def test_what_a_backward_pass_consumes(self) -> None:
+        ctx = context(
+            """
+            def step(model, x, y):
+                ce = criterion(model(x), y)
+                kl = divergence(model)
+                loss = ce + 0.1 * kl
+                total = loss / accum
+                total.backward()
+                logged = ce.item()
+            """
+        )
+        scope = an.index(ctx).nodes(cst.FunctionDef)[0]
+        found = an.backpropagated_names(ctx, an.index(ctx), scope)
+        assert found.direct == {"total"}
+        assert {"loss", "ce", "kl"} <= found.terms and "accum" not in found.terms
+        assert {"loss", "ce", "kl", "model", "x", "y"} <= found.flowing and "logged" not in found.flowing
+
+    def test_loss_calls(self) -> None:
+        imps = an.imports(context("import torch\n"))
+        for text in ("criterion(out, y)", "F.cross_entropy(out, y)", "outputs.loss", "loss_fn(a, b)"):
+            assert an.is_loss_call(imps, cst.parse_expression(text)), text
+        assert not an.is_loss_call(imps, cst.parse_expression("model(x)"))
+
+    def test_assigned_names(self) -> None:
+        module = cst.parse_module("a, self.b = f()\nself.total += x\n")
+        first, second = (s.body[0] for s in module.body if isinstance(s, cst.SimpleStatementLine))
+        assert an.assigned_names(first) == {"a", "self.b"}
+        assert an.assigned_names(second) == {"self.total"}

@@ -13,6 +13,7 @@ most once per file, through `FileContext.analysis`.
 - `modes`: train/eval calls, gradient-free regions, what the code calls a network.
 - `devices`: CUDA placement, where models and a forward's tensors go.
 - `loaders`: the loader a loop iterates, and whether its data is already on a device.
+- `graphs`: which values carry autograd history, what backward passes consume.
 - `amp`: autocast regions in float16, loss scalers and their updates.
 - `fixes`: building blocks of autofixes.
 
@@ -74,6 +75,7 @@ from torchlint.rules._analysis.dataflow import (
     Binding as Binding,
     target_elements as target_elements,
     target_names as target_names,
+    assigned_names as assigned_names,
     assigned_values as assigned_values,
     Bindings as Bindings,
     bindings as bindings,
@@ -122,4 +124,12 @@ from torchlint.rules._analysis.amp import (
     Amp as Amp,
     amp as amp,
     scales_loss as scales_loss,
+)
+from torchlint.rules._analysis.graphs import (
+    Backpropagated as Backpropagated,
+    backpropagated_names as backpropagated_names,
+    detached as detached,
+    is_loss_call as is_loss_call,
+    mentioned_names as mentioned_names,
+    no_graph as no_graph,
 )

@@ -66,6 +66,21 @@ def target_names(target: cst.BaseExpression) -> list[cst.Name]:
     return [leaf for leaf in target_elements(target) if isinstance(leaf, cst.Name)]
 
 
+def assigned_names(node: cst.CSTNode) -> set[str]:
+    """Dotted names that an assignment or augmented assignment binds: `a`, `self.total`, each
+    element of a tuple target."""
+    targets: list[cst.BaseExpression] = []
+    if isinstance(node, cst.Assign):
+        for target in node.targets:
+            inner = target.target
+            targets.extend(e.value for e in inner.elements) if isinstance(
+                inner, (cst.Tuple, cst.List)
+            ) else targets.append(inner)
+    elif isinstance(node, cst.AugAssign):
+        targets.append(node.target)
+    return {name for t in targets if (name := dotted(t)) is not None}
+
+
 def assigned_values(ctx: FileContext) -> dict[str, list[cst.BaseExpression]]:
     """Dotted name (`device`, `self.model`) -> every value assigned to it in the module by a
     plain `=` (the whole right-hand side for each name of a tuple target)."""
