@@ -602,3 +602,31 @@ class TestGraphs:
         first, second = (s.body[0] for s in module.body if isinstance(s, cst.SimpleStatementLine))
         assert an.assigned_names(first) == {"a", "self.b"}
         assert an.assigned_names(second) == {"self.total"}
+
+
+class TestAccumulation:
+    SOURCE = """
+        for i, (x, y) in enumerate(loader):
+            loss = criterion(model(x), y){scale}
+            loss.backward()
+            if (i + 1) % accum_steps == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+        """
+
+    def found(self, scale: str) -> list[tuple[str, bool]]:
+        ctx = context(self.SOURCE.format(scale=scale))
+        idx, train, funcs = an.index(ctx), an.training(ctx), an.functions(ctx)
+        loop = idx.nodes(cst.For)[0]
+        events = an.flow(ctx).events(loop.body, [*train.backward, *train.steps])
+        divisors = an.loss_divisors(idx)
+        return [
+            (code(ctx, acc.count), an.divides_loss(ctx, idx, funcs, acc, divisors))
+            for acc in an.accumulations(idx, an.imports(ctx), train, events, loop)
+        ]
+
+    def test_a_step_every_n_iterations_with_an_unscaled_loss(self) -> None:
+        assert self.found("") == [("accum_steps", False)]
+
+    def test_a_loss_divided_by_n(self) -> None:
+        assert self.found(" / accum_steps") == [("accum_steps", True)]

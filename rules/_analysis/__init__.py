@@ -14,6 +14,7 @@ most once per file, through `FileContext.analysis`.
 - `devices`: CUDA placement, where models and a forward's tensors go.
 - `loaders`: the loader a loop iterates, and whether its data is already on a device.
 - `graphs`: which values carry autograd history, what backward passes consume.
+- `accumulation`: steps every N iterations and whether the loss is divided by N.
 - `amp`: autocast regions in float16, loss scalers and their updates.
 - `fixes`: building blocks of autofixes.
 
@@ -132,4 +133,11 @@ from torchlint.rules._analysis.graphs import (
     is_loss_call as is_loss_call,
     mentioned_names as mentioned_names,
     no_graph as no_graph,
+)
+from torchlint.rules._analysis.accumulation import (
+    Accumulation as Accumulation,
+    accumulations as accumulations,
+    divides_loss as divides_loss,
+    loss_divisors as loss_divisors,
+    uses_framework_accumulation as uses_framework_accumulation,
 )

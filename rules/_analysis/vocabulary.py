@@ -98,3 +98,5 @@ LOADER_WORDS = frozenset("dl dls".split())
 DATA_HOOKS = re.compile(r"__getitem__|__getitems__|__iter__|__next__|collate|get_batch")
 # Collate functions known to return CPU tensors.
 KNOWN_COLLATORS = re.compile(r"(?i)datacollator|data_collator|default_collate|pad_sequence")
+# Names of a micro-step count: `range(gradient_accumulation_steps)`, `range(accum_iter)`.
+ACCUMULATION_WORDS = frozenset({"accum", "accumulate", "accumulation", "accumulations", "micro", "acc"})

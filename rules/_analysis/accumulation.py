@@ -1,0 +1,269 @@
+"""Gradient accumulation: an optimizer step that runs once every N iterations of a loop (under
+`if (i + 1) % N == 0:`, after `if ...: continue`, or after an inner loop of N micro-steps), the
+backward passes that run every iteration, and whether the loss they back-propagate is divided
+by N (in the expression, through variables, or in a local helper).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+import libcst as cst
+
+from torchlint.rule import FileContext
+from torchlint.rules._analysis.callgraph import Functions
+from torchlint.rules._analysis.calls import callee_name
+from torchlint.rules._analysis.flow import Event
+from torchlint.rules._analysis.index import children, Index
+from torchlint.rules._analysis.names import dotted, imports, Imports, last_name
+from torchlint.rules._analysis.training import backpropagated, Training
+from torchlint.rules._analysis.vocabulary import ACCUMULATION_WORDS, name_tokens
+
+
+@dataclass(frozen=True)
+class Accumulation:
+    """Backward every iteration, a step every `count` iterations."""
+
+    backward: cst.Call
+    step: cst.Call
+    count: cst.BaseExpression
+
+
+def uses_framework_accumulation(ctx: FileContext) -> bool:
+    """`accelerator.accumulate(model)` (or Lightning's `accumulate_grad_batches`) scale for you."""
+    return "accumulate(" in ctx.source or "accumulate_grad_batches" in ctx.source
+
+
+def accumulations(
+    idx: Index, imps: Imports, train: Training, events: list[Event], loop: cst.For | cst.While
+) -> Iterator[Accumulation]:
+    steps = [e for e in events if id(e.node) in train.stepped]
+    if not steps:
+        return
+    periods = [every_n(idx, loop, step) for step in steps]
+    backwards = [e for e in events if id(e.node) not in train.stepped and not self_scaling(e.node, imps)]
+    if all(p is not None for p in periods):
+        # Branch of each `if ... % N` that holds a step: a backward pass elsewhere runs every iteration.
+        stepping = {id(p.guard): p.branch for p in periods if p is not None and p.guard is not None}
+        count = periods[0].count  # type: ignore[union-attr]
+        every_iteration = [b for b in backwards if not b.loops and runs_every_iteration(b, stepping, backwards)]
+        for backward in every_iteration:
+            yield Accumulation(backward.node, steps[0].node, count)  # type: ignore[arg-type]
+        return
+    if any(step.loops for step in steps):
+        return
+    for backward in backwards:
+        micro = micro_step_count(backward)
+        if micro is not None:
+            yield Accumulation(backward.node, steps[0].node, micro)  # type: ignore[arg-type]
+
+
+def runs_every_iteration(backward: Event, stepping: dict[int, bool], backwards: list[Event]) -> bool:
+    """Not under the step's `if ... % N`, or under it with a backward pass in each branch
+    (`with model.no_sync(): loss.backward()` on accumulating iterations, then the last one)."""
+    return all(
+        any(any(s is stmt and b != branch for s, b in other.guards) for other in backwards)
+        for stmt, branch in backward.guards
+        if id(stmt) in stepping
+    )
+
+
+@dataclass(frozen=True)
+class Period:
+    """A step that runs every `count` iterations, under `guard` (None: after `if ...: continue`)."""
+
+    count: cst.BaseExpression
+    guard: cst.If | None
+    branch: bool
+
+
+def every_n(idx: Index, loop: cst.For | cst.While, step: Event) -> Period | None:
+    """N for a step under `if ... % N ...:` or after `if ... % N ...: continue` in this loop."""
+    if step.loops:
+        return None
+    for stmt, branch in step.guards:
+        count = modulo_divisor(named_condition(idx, loop, stmt.test))
+        if count is not None:
+            return Period(count, stmt, branch)
+    top = statement_in_block(idx, step.path[0], loop.body)
+    body = getattr(loop.body, "body", ())
+    for stmt in body:
+        if stmt is top:
+            break
+        if isinstance(stmt, cst.If) and stmt.orelse is None and only_continues(stmt.body):
+            count = modulo_divisor(stmt.test)
+            if count is not None:
+                return Period(count, None, True)
+    return None
+
+
+def named_condition(idx: Index, loop: cst.For | cst.While, test: cst.BaseExpression) -> cst.BaseExpression:
+    """The condition behind a flag set in the loop body: `need_update = (i + 1) % n == 0`
+    then `if need_update:` (timm); the test itself otherwise."""
+    if not isinstance(test, cst.Name):
+        return test
+    for assign in idx.within(loop.body, cst.Assign):
+        if any(isinstance(t.target, cst.Name) and t.target.value == test.value for t in assign.targets):
+            return assign.value
+    return test
+
+
+def statement_in_block(idx: Index, node: cst.CSTNode, block: cst.CSTNode) -> cst.CSTNode | None:
+    """The statement directly in `block` that holds `node`."""
+    return next((a for a in (node, *idx.ancestors(node)) if idx.parent(a) is block), None)
+
+
+def only_continues(block: cst.BaseSuite) -> bool:
+    statements = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    return (
+        len(statements) == 1
+        and isinstance(statements[0], (cst.SimpleStatementLine, cst.SimpleStatementSuite))
+        and any(
+            isinstance(s, cst.Continue)
+            for s in statements[0].body
+        )
+    )
+
+
+def modulo_divisor(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    stack: list[cst.CSTNode] = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+            if not (isinstance(node.right, cst.Integer) and node.right.value in ("1", "0")):
+                return node.right
+        stack.extend(children(node))
+    return None
+
+
+def micro_step_count(backward: Event) -> cst.BaseExpression | None:
+    """N for a backward pass inside `for _ in range(N):` with N named like accumulation."""
+    if len(backward.loops) != 1 or not isinstance(backward.loops[0], cst.For):
+        return None
+    iterable = backward.loops[0].iter
+    if not (isinstance(iterable, cst.Call) and callee_name(iterable) == "range" and len(iterable.args) == 1):
+        return None
+    count = iterable.args[0].value
+    tokens = name_tokens(last_name(count) or "")
+    return count if any(t in ACCUMULATION_WORDS for t in tokens) else None
+
+
+def self_scaling(backward: cst.CSTNode, imps: Imports) -> bool:
+    """A framework's backward pass (`accelerator.backward(loss)`, DeepSpeed's
+    `engine.backward(loss)`, fairseq's `optimizer.backward(loss)`, Lightning's
+    `manual_backward`): it divides by the accumulation count itself, or accumulates its own way."""
+    assert isinstance(backward, cst.Call)
+    if callee_name(backward) != "backward":
+        return True
+    if (imps.callee(backward) or "") == "torch.autograd.backward":
+        return False
+    loss = backpropagated(backward, imps)
+    return loss is not None and any(loss is arg.value for arg in backward.args)
+
+
+def loss_divisors(idx: Index) -> set[str]:
+    """Everything the file divides by: `x / N`, `x /= N`, `x.div(N)`, `torch.div(x, N)`."""
+    found: set[str] = set()
+    for op in idx.nodes(cst.BinaryOperation):
+        if isinstance(op.operator, (cst.Divide, cst.FloorDivide)):
+            found.update(spellings(op.right))
+    for aug in idx.nodes(cst.AugAssign):
+        if isinstance(aug.operator, cst.DivideAssign):
+            found.update(spellings(aug.value))
+    for call in idx.nodes(cst.Call):
+        if callee_name(call) in ("div", "div_", "true_divide") and call.args:
+            found.update(spellings(call.args[-1].value))
+    return found
+
+
+def spellings(expr: cst.BaseExpression) -> set[str]:
+    name = dotted(expr)
+    return {name, name.rsplit(".", 1)[-1]} if name else set()
+
+
+def divides_loss(ctx: FileContext, idx: Index, funcs: Functions, acc: Accumulation, divisors: set[str]) -> bool:
+    """The loss is divided (or multiplied by a factor) somewhere, or the file divides by the
+    accumulation count at all: stay silent."""
+    if spellings(acc.count) & divisors:
+        return True
+    loss = backpropagated(acc.backward, imports(ctx))
+    if loss is None:
+        return True
+    return scaled_value(idx, funcs, loss, idx.scope(acc.backward), depth=0)
+
+
+def scaled_value(idx: Index, funcs: Functions, expr: cst.BaseExpression, scope: cst.CSTNode, depth: int) -> bool:
+    if has_scaling(expr):
+        return True
+    if isinstance(expr, cst.Call):
+        return calls_scaling_helper(idx, funcs, expr)
+    if not isinstance(expr, cst.Name):
+        return False
+    values = values_assigned(idx, scope, expr.value)
+    if values is None:
+        return True  # a parameter or a loop variable: unknown origin
+    return any(
+        has_scaling(v)
+        or (isinstance(v, cst.Call) and calls_scaling_helper(idx, funcs, v))
+        or (isinstance(v, cst.Name) and depth < 3 and scaled_value(idx, funcs, v, scope, depth + 1))
+        for v in values
+    )
+
+
+def has_scaling(expr: cst.CSTNode) -> bool:
+    """A division anywhere in the expression, or a product at its top."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+        return (
+            not isinstance(expr.left, (cst.Integer, cst.Float))
+            and not isinstance(expr.right, (cst.Integer, cst.Float))
+            or has_scaling(expr.left)
+            or has_scaling(expr.right)
+        )
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Divide, cst.FloorDivide)):
+            return True
+        if isinstance(node, cst.Call) and callee_name(node) in ("div", "div_", "true_divide", "mul", "mul_"):
+            return True
+        stack.extend(children(node))
+    return False
+
+
+def calls_scaling_helper(idx: Index, funcs: Functions, call: cst.Call) -> bool:
+    """A local function computes the value: silent if anything it runs divides."""
+    for helper in funcs.resolve(call):
+        for root in funcs.reachable(helper):
+            if any(
+                isinstance(op.operator, (cst.Divide, cst.FloorDivide)) for op in idx.within(root, cst.BinaryOperation)
+            ):
+                return True
+    return False
+
+
+def values_assigned(idx: Index, scope: cst.CSTNode, name: str) -> list[cst.BaseExpression] | None:
+    """Every value assigned to `name` in `scope` (a scaling augmented assignment counts as a
+    division); None when the name is never assigned there."""
+    values: list[cst.BaseExpression] = []
+    nodes: list[cst.Assign | cst.AugAssign | cst.AnnAssign] = [
+        *idx.within(scope, cst.Assign),
+        *idx.within(scope, cst.AugAssign),
+        *idx.within(scope, cst.AnnAssign),
+    ]
+    for node in nodes:
+        if idx.scope(node) is not scope:
+            continue
+        if isinstance(node, cst.AugAssign):
+            if dotted(node.target) == name:
+                if isinstance(node.operator, (cst.DivideAssign, cst.MultiplyAssign)):
+                    values.append(cst.BinaryOperation(cst.Name(name), cst.Divide(), node.value))
+                else:
+                    values.append(node.value)
+            continue
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        for target in targets:
+            elements = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+            if any(dotted(e) == name for e in elements) and node.value is not None:
+                values.append(node.value)
+    return values or None
