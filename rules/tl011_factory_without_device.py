@@ -77,6 +77,18 @@ class FactoryWithoutDevice(Rule):
     CONFIRMED_BY = ("TL101",)
 
     VALID = [
+        # a NumPy table moved to the input's device, and a NumPy index used to select rows
+        """
+        import numpy as np
+        import torch
+        from torch import nn
+        class Encoding(nn.Module):
+            def forward(self, x):
+                table = torch.from_numpy(np.ones((x.size(1), x.size(2)))).to(x.device)
+                rows = torch.from_numpy(np.arange(x.size(0)))
+                return x[rows] + table
+        model = nn.Sequential(Encoding()).cuda()
+        """,
         # device= of an input.
         """
         import torch
@@ -448,6 +460,29 @@ class FactoryWithoutDevice(Rule):
     ]
 
     INVALID = [
+        # an encoding built with NumPy and turned into a CPU tensor on every call
+        Example(
+            """
+            import numpy as np
+            import torch
+            from torch import nn
+            class Encoding(nn.Module):
+                def forward(self, x):
+                    table = np.ones((x.size(1), x.size(2)))
+                    return x + torch.from_numpy(table).float()  # expect: TL011
+            model = nn.Sequential(Encoding()).cuda()
+            """,
+            fixed="""
+            import numpy as np
+            import torch
+            from torch import nn
+            class Encoding(nn.Module):
+                def forward(self, x):
+                    table = np.ones((x.size(1), x.size(2)))
+                    return x + torch.from_numpy(table).to(x.device).float()  # expect: TL011
+            model = nn.Sequential(Encoding()).cuda()
+            """,
+        ),
         Example(
             """
             import torch
@@ -708,27 +743,31 @@ class FactoryWithoutDevice(Rule):
         scope = finder.idx.scope(call)
         first = finder.first_tensor_input(scope) if isinstance(scope, cst.FunctionDef) else None
         if forward.name.value in LIGHTNING_STEPS:
-            first, suggestion = None, "device=self.device"
-        else:
-            suggestion = f"device={first}.device" if first else "device=<an input>.device"
-        fix = None
-        if first is not None and scope is forward:
-            device = cst.Arg(
-                keyword=cst.Name("device"),
-                value=cst.Attribute(cst.Name(first), cst.Name("device")),
-                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+            first = None
+        device_text = "self.device" if forward.name.value in LIGHTNING_STEPS else f"{first or '<an input>'}.device"
+        device = cst.Attribute(cst.Name(first or "_"), cst.Name("device"))
+        # `torch.from_numpy` takes no device: its tensor is moved after it is made.
+        if an.callee_name(call) == "from_numpy":
+            what, replacement = f"move it: `{factory}(...).to({device_text})`", cst.Call(
+                func=cst.Attribute(value=call, attr=cst.Name("to")), args=[cst.Arg(device)]
             )
+            fix_text = f"move it with `.to({device_text})`"
+        else:
             args = list(call.args)
             if args:
                 args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-            fix = FixSpec(
-                f"pass `{suggestion}`",
-                ((call, call.with_changes(args=(*args, device))),),
-                safe=False,
+            keyword = cst.Arg(
+                keyword=cst.Name("device"),
+                value=device,
+                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
             )
+            what, replacement = f"pass `device={device_text}` (or use `x.new_*` / `torch.*_like`)", call.with_changes(
+                args=(*args, keyword)
+            )
+            fix_text = f"pass `device={device_text}`"
+        fix = FixSpec(fix_text, ((call, replacement),), safe=False) if first is not None and scope is forward else None
         return self.report(
             call,
-            f"`{factory}(...)` in {where} creates its tensor on the CPU while the model may run on a GPU: "
-            f"pass `{suggestion}` (or use `x.new_*` / `torch.*_like`)",
+            f"`{factory}(...)` in {where} creates its tensor on the CPU while the model may run on a GPU: {what}",
             fix,
         )

@@ -79,6 +79,20 @@ class InputNotOnModelDevice(Rule):
     CONFIRMED_BY = ("TL101",)
 
     VALID = [
+        # a batch object that moves itself in place (PyG's `Data`, Hugging Face's `BatchEncoding`)
+        """
+        model = GCN().to(device)
+        for data in loader:
+            data.to(device)
+            out = model(data.x, data.edge_index)
+        """,
+        # the moved copy is kept
+        """
+        model = Net().cuda()
+        for x, y in loader:
+            x = x.cuda()
+            out = model(x)
+        """,
         # The batch is moved.
         """
         model = Net().to(device)
@@ -213,6 +227,16 @@ class InputNotOnModelDevice(Rule):
     ]
 
     INVALID = [
+        # `.to()` on a tensor returns a copy, which this loop throws away
+        """
+        import torch
+        device = torch.device("cuda")
+        model = Net().to(device)
+        for x, y in loader:
+            x.to(device)
+            y.to(device)
+            loss = criterion(model(x), y)  # expect: TL012
+        """,
         """
         device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
         model = Net().to(device)
@@ -356,16 +380,22 @@ class _Finder:
         self.placements = an.placements(ctx)
         self.data = an.loader_data(ctx)
         self.moves = self.placements.models
+        # Loader data name -> the statement that moves it and throws the moved copy away.
+        self.discarded: dict[str, cst.Call] = {}
 
     def unmoved_call(self, loop: cst.For) -> tuple[cst.Call, cst.Call, list[str]] | None:
         source = self.data.loader(loop.iter)
         if source is None or self.data.iterable_prepared(loop):
             return None
-        if any(self.placements.moves_data_in(root) for root in self.funcs.reachable(loop.body)):
-            return None
         raw = set(_target_names(_data_target(loop)))
         if not raw:
             return None
+        # `x.to(device)` as a statement: a tensor's `.to()` returns a copy, so `x` stays put.
+        discarded = self._discarded_moves(loop, raw)
+        skipped = frozenset(id(call) for call in discarded.values())
+        if any(self.placements.moves_data_in(root, skipped) for root in self.funcs.reachable(loop.body)):
+            return None
+        self.discarded = discarded
         scope = self.idx.scope(loop)
         events: list[cst.Assign | cst.Call] = [*self.idx.within(loop.body, cst.Assign), *self.idx.within(loop.body, cst.Call)]
         events.sort(key=self.idx.order)
@@ -431,6 +461,20 @@ class _Finder:
 
     # -- reporting ---------------------------------------------------------------------------------
 
+    def _discarded_moves(self, loop: cst.For, raw: set[str]) -> dict[str, cst.Call]:
+        """Only for tensors unpacked from the batch (`for x, y in loader`): a batch object such
+        as PyG's `Data` or Hugging Face's `BatchEncoding` moves itself in place."""
+        found: dict[str, cst.Call] = {}
+        if not isinstance(_data_target(loop), (cst.Tuple, cst.List)):
+            return found
+        for statement in self.idx.within(loop.body, cst.Expr):
+            call = statement.value
+            owner = an.receiver(call) if isinstance(call, cst.Call) else None
+            if isinstance(call, cst.Call) and an.method_name(call) in ("to", "cuda") and isinstance(owner, cst.Name):
+                if owner.value in raw and self.idx.scope(statement) is self.idx.scope(loop):
+                    found[owner.value] = call
+        return found
+
     def message(self, call: cst.Call, move: cst.Call, inputs: list[str], loop: cst.For) -> str:
         code = self.ctx.module.code_for_node
         model = code(an.called_module(call) or call.func)
@@ -442,6 +486,14 @@ class _Finder:
             device = code(device_arg.value)
             where, fix = f"`{device}`", f"{data}.to({device})"
         loader = code(self.data.loader(loop.iter) or loop.iter)
+        thrown_away = self.discarded.get(data)
+        if thrown_away is not None:
+            return (
+                f"`{model}` is moved to {where} (`{code(move)}`) but its input `{data}` comes from "
+                f"`{loader}` and `{code(thrown_away)}` throws the moved copy away (a tensor's `.to()` "
+                f"and `.cuda()` return a new tensor): the forward pass fails with a device mismatch; "
+                f"assign it, e.g. `{data} = {fix}`"
+            )
         return (
             f"`{model}` is moved to {where} (`{code(move)}`) but its input `{data}` comes from "
             f"`{loader}` and is never moved: the forward pass fails with a device mismatch; move the "

@@ -56,7 +56,7 @@ def _build_uses_cuda(ctx: FileContext) -> bool:
 
 FACTORIES = frozenset(
     f"torch.{name}"
-    for name in "zeros ones empty full arange rand randn randint randperm eye tensor linspace logspace".split()
+    for name in "zeros ones empty full arange rand randn randint randperm eye tensor linspace logspace from_numpy".split()
 )
 # Methods that put their receiver where the model is.
 MOVES = frozenset({"to", "cuda", "type_as"})
@@ -875,8 +875,9 @@ class Placements:
             return True
         return False
 
-    def moves_data_in(self, scope: cst.CSTNode) -> bool:
-        return any(self.is_data_move(call) for call in self.idx.within(scope, cst.Call))
+    def moves_data_in(self, scope: cst.CSTNode, skipping: frozenset[int] = frozenset()) -> bool:
+        """Some call in `scope`, other than those whose ids are in `skipping`, may move data."""
+        return any(id(call) not in skipping and self.is_data_move(call) for call in self.idx.within(scope, cst.Call))
 
     @staticmethod
     def is_data_move(call: cst.Call) -> bool:
