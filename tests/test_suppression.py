@@ -53,3 +53,29 @@ def test_file_suppressions(header: str, suppressed: bool) -> None:
 def test_suppression_on_another_line_does_not_apply() -> None:
     source = "# noqa\n" + LOOP.format(comment="")
     assert [f.code for f in check_source(source)] == ["TL001"]
+
+
+EPOCH_LOOP = textwrap.dedent(
+    """
+    for epoch in range(3):{header}
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            optimizer.step(){body}
+        model.eval()
+        evaluate(model)
+    """
+)
+
+
+@pytest.mark.parametrize("comment", ["  # noqa", "  # noqa: TL008", "  # torchlint: disable=TL008"])
+def test_suppression_inside_a_multi_line_finding_does_not_apply(comment: str) -> None:
+    # TL008 reports the epoch loop (lines 2-8); a comment on a line of its body is no
+    # comment on the finding, as in flake8 and ruff.
+    findings = check_source(EPOCH_LOOP.format(header="", body=comment))
+    assert [(f.code, f.line, f.end_line) for f in findings] == [("TL008", 2, 8)]
+
+
+@pytest.mark.parametrize("comment", ["  # noqa", "  # noqa: TL008", "  # torchlint: disable=TL008"])
+def test_suppression_on_the_reported_line_of_a_multi_line_finding(comment: str) -> None:
+    assert check_source(EPOCH_LOOP.format(header=comment, body="")) == []

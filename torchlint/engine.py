@@ -250,7 +250,7 @@ def check_source(source: str, filename: str, rules: Sequence[Rule]) -> list[Find
     kept = [
         f
         for f in findings
-        if f.is_internal_error or not suppressions.suppresses(f.code, f.name, range(f.line, f.end_line + 1))
+        if f.is_internal_error or not suppressions.suppresses(f.code, f.name, f.line)
     ]
     return sorted(set(kept))
 
