@@ -3,13 +3,14 @@ torchlint.toml, validated strictly: an unknown key or rule code is an error, nev
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import json
 import shlex
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from torchlint.registry import is_valid_selector
 from torchlint.sources import DEFAULT_MAX_FILE_BYTES
@@ -217,11 +218,7 @@ def config_from_mapping(table: Mapping[str, Any], path: Path | None, prefix: str
     def key_name(key: str) -> str:
         return f"{prefix}.{key}" if prefix else key
 
-    unknown = sorted(set(table) - _TOP_KEYS)
-    if unknown:
-        raise ConfigError(
-            f"{where}: unknown key {key_name(unknown[0])!r}; known keys: {', '.join(sorted(_TOP_KEYS))}"
-        )
+    _check_keys(table, _TOP_KEYS, where, key_name)
     config = Config(source=path, root=path.parent if path else None)
     changes: dict[str, Any] = {}
     for key in ("select", "ignore", "exclude", "extend-exclude"):
@@ -233,7 +230,9 @@ def config_from_mapping(table: Mapping[str, Any], path: Path | None, prefix: str
     if "per-file-ignores" in table:
         raw = table["per-file-ignores"]
         if not isinstance(raw, dict):
-            raise ConfigError(f"{where}: {key_name('per-file-ignores')} must be a table of pattern = [codes]")
+            raise ConfigError(
+                f"{where}: {key_name('per-file-ignores')} must be a table of pattern = [codes], not {_described(raw)}"
+            )
         pairs = []
         for pattern, codes in raw.items():
             values = _string_list(codes, where, f"{key_name('per-file-ignores')}.{pattern}")
@@ -254,9 +253,7 @@ def config_from_mapping(table: Mapping[str, Any], path: Path | None, prefix: str
 def _probe_settings(raw: Any, where: str, name: str) -> ProbeSettings:
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: {name} must be a table")
-    unknown = sorted(set(raw) - _PROBE_KEYS)
-    if unknown:
-        raise ConfigError(f"{where}: unknown key {name}.{unknown[0]!r}; known keys: {', '.join(sorted(_PROBE_KEYS))}")
+    _check_keys(raw, _PROBE_KEYS, where, lambda key: f"{name}.{key}")
     settings = ProbeSettings()
     changes: dict[str, Any] = {}
     if "max-steps" in raw:
@@ -280,9 +277,7 @@ def _probe_settings(raw: Any, where: str, name: str) -> ProbeSettings:
 def _probe_script(pattern: str, raw: Any, where: str, name: str) -> ProbeScript:
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: {name} must be a table")
-    unknown = sorted(set(raw) - _SCRIPT_KEYS)
-    if unknown:
-        raise ConfigError(f"{where}: unknown key {name}.{unknown[0]}; known keys: {', '.join(sorted(_SCRIPT_KEYS))}")
+    _check_keys(raw, _SCRIPT_KEYS, where, lambda key: f"{name}.{key}")
     args: tuple[str, ...] = ()
     if "args" in raw:
         if isinstance(raw["args"], str):
@@ -303,29 +298,58 @@ def _probe_script(pattern: str, raw: Any, where: str, name: str) -> ProbeScript:
     )
 
 
+def _check_keys(table: Mapping[str, Any], known: set[str], where: str, key_name: Callable[[str], str]) -> None:
+    """An unknown key is an error that suggests the nearest known one (a typo, usually)."""
+    unknown = sorted(set(table) - known)
+    if not unknown:
+        return
+    key = unknown[0]
+    nearest = difflib.get_close_matches(key, sorted(known), n=1)
+    hint = f"did you mean {key_name(nearest[0])!r}? " if nearest else ""
+    raise ConfigError(f"{where}: unknown key {key_name(key)!r}; {hint}known keys: {', '.join(sorted(known))}")
+
+
 def _string_list(value: Any, where: str, name: str) -> tuple[str, ...]:
     if isinstance(value, str):
-        value = [value]
+        # A string is a common slip (flake8 writes `ignore = E501`): say how to write the list.
+        items = [part.strip() for part in value.split(",") if part.strip()]
+        raise ConfigError(
+            f"{where}: {name} must be a list of strings, not the string {value!r}; "
+            f"write {name.rsplit('.', 1)[-1]} = {json.dumps(items)}"
+        )
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where}: {name} must be a list of strings")
+        raise ConfigError(f"{where}: {name} must be a list of strings, not {_described(value)}")
     return tuple(value)
+
+
+def _described(value: Any) -> str:
+    """A TOML value as an error message names it: `the string '8MB'`, `a table`."""
+    if isinstance(value, list):
+        odd = next((v for v in value if not isinstance(v, str)), None)
+        return f"a list holding {_described(odd)}" if odd is not None else "a list"
+    if isinstance(value, dict):
+        return "a table"
+    kinds = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"))
+    kind = next((label for cls, label in kinds if isinstance(value, cls)), type(value).__name__)
+    shown = json.dumps(value) if isinstance(value, bool) else repr(value)
+    return f"the {kind} {shown}"
 
 
 def _bool(value: Any, where: str, name: str) -> bool:
     if not isinstance(value, bool):
-        raise ConfigError(f"{where}: {name} must be true or false")
+        raise ConfigError(f"{where}: {name} must be true or false, not {_described(value)}")
     return value
 
 
 def _positive_int(value: Any, where: str, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ConfigError(f"{where}: {name} must be a positive integer")
+        raise ConfigError(f"{where}: {name} must be a positive integer, not {_described(value)}")
     return value
 
 
 def _positive_number(value: Any, where: str, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ConfigError(f"{where}: {name} must be a positive number")
+        raise ConfigError(f"{where}: {name} must be a positive number, not {_described(value)}")
     return float(value)
 
 
