@@ -84,7 +84,8 @@ def check_paths(
     cache_dir: Path | None = None,
     changed_since: str | None = None,
 ) -> CheckResult:
-    """Check files and folders. Raises `MissingPathError` for paths that do not exist.
+    """Check files and folders. Raises `discovery.PathError` for paths that do not
+    exist or cannot be read.
 
     `jobs`: worker processes (default: the usable CPUs). `cache_dir`: where to keep the
     result cache (default: no cache). `changed_since`: a git revision; only files changed

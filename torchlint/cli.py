@@ -11,7 +11,7 @@ import click
 
 from torchlint import __version__, probe_cli
 from torchlint.config import Config, ConfigError, discover_config, load_config
-from torchlint.discovery import MissingPathError
+from torchlint.discovery import PathError
 from torchlint.finding import Finding
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -132,8 +132,8 @@ def check(
         )
     except (ConfigError, ChangesError) as exc:
         fail(str(exc))
-    except MissingPathError as exc:
-        fail(f"no such file or folder: {', '.join(exc.paths)}")
+    except PathError as exc:
+        fail(str(exc))
     findings, fixed = result.findings, 0
     if fix or diff:
         findings, fixed = apply_fixes(findings, config, unsafe_fixes, diff)
@@ -158,6 +158,10 @@ def check(
             fail(f"cannot write {output}: {exc.strerror or exc}")
     else:
         click.echo(text, nl=False)
+    if result.files_checked == 0:
+        # "All checks passed" alone would read as if something had been checked.
+        where = f"changed since {changed_since} " if changed_since is not None else ""
+        click.echo(f"warning: No Python files {where or 'found '}under the given path(s)", err=True)
     for error in result.internal_errors:
         click.echo(f"torchlint: internal error in {error.filename}: {error.message}", err=True)
     if result.internal_errors:

@@ -3,8 +3,10 @@ explicit file arguments are always checked."""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -14,10 +16,41 @@ from torchlint.config import Config
 SOURCE_SUFFIXES = (".py", ".ipynb")
 
 
-class MissingPathError(Exception):
+class PathError(Exception):
+    """A path named on the command line that cannot be checked; the message names it."""
+
+
+class MissingPathError(PathError):
     def __init__(self, paths: list[str]) -> None:
-        super().__init__(", ".join(paths))
+        super().__init__(f"no such file or folder: {', '.join(paths)}")
         self.paths = paths
+
+
+class UnreadablePathError(PathError):
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        super().__init__("; ".join(f"cannot read {path}: {reason}" for path, reason in problems))
+        self.problems = problems
+
+
+def unreadable_reason(path: Path) -> str | None:
+    """Why a path named on the command line cannot be read, or None when it can.
+
+    A named path that "passes" because it could not be read would tell the user that it
+    was checked: a dangling symlink, a symlink loop and a file without read permission
+    are errors, like a missing path.
+    """
+    try:
+        info = path.stat()
+    except OSError as exc:
+        if path.is_symlink():
+            if exc.errno == errno.ELOOP:
+                return "a symbolic link loop"
+            return f"a symbolic link to {os.readlink(path)}, which does not exist"
+        return exc.strerror or str(exc)
+    wanted = os.R_OK | (os.X_OK if stat.S_ISDIR(info.st_mode) else 0)
+    if not os.access(path, wanted):
+        return "permission denied"
+    return None
 
 
 @dataclass(frozen=True)
@@ -144,11 +177,15 @@ def _is_virtualenv(folder: Path) -> bool:
 
 
 def discover(paths: list[str], config: Config, cwd: Path | None = None) -> list[Path]:
-    """Files to check under `paths`, sorted and without duplicates."""
+    """Files to check under `paths`, sorted and without duplicates. Raises `PathError`
+    for a path that does not exist or cannot be read."""
     cwd = cwd or Path.cwd()
     missing = [p for p in paths if not os.path.lexists(cwd / p)]
     if missing:
         raise MissingPathError(missing)
+    unreadable = [(p, reason) for p in paths if (reason := unreadable_reason(cwd / p)) is not None]
+    if unreadable:
+        raise UnreadablePathError(unreadable)
     root = (config.root or cwd).resolve()
     excludes = [
         p
