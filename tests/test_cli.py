@@ -43,10 +43,10 @@ def test_findings_exit_1_with_location_source_and_summary(project: Path) -> None
     result = invoke("check", ".")
     assert result.exit_code == 1
     first = result.output.splitlines()[0]
-    assert first.startswith("train.py:5:5: TL001 [missing-zero-grad] `optimizer.step()`")
+    assert first.startswith("train.py:5:5: TL001 [missing-zero-grad] error: `optimizer.step()`")
     assert "    optimizer.step()" in result.output
     assert "^^^^" in result.output
-    assert "Found 1 finding in 1 of 2 files checked." in result.output
+    assert "Found 1 finding (1 error) in 1 of 2 files checked." in result.output
 
 
 def test_clean_tree_exits_0(project: Path) -> None:
@@ -110,14 +110,15 @@ def test_exit_zero(project: Path) -> None:
 
 def test_statistics(project: Path) -> None:
     result = invoke("check", "--statistics", ".")
-    assert any(line.split() == ["1", "TL001", "missing-zero-grad"] for line in result.output.splitlines())
+    assert any(line.split() == ["1", "TL001", "missing-zero-grad", "error"] for line in result.output.splitlines())
+    assert any(line.split() == ["1", "error"] for line in result.output.splitlines())
 
 
 def test_quiet_prints_findings_only(project: Path) -> None:
     result = invoke("check", "--quiet", ".")
     assert result.exit_code == 1
     assert result.output.splitlines() == [
-        "train.py:5:5: TL001 [missing-zero-grad] " + json.loads(invoke("check", "--format", "json").output)[0]["message"]
+        "train.py:5:5: TL001 [missing-zero-grad] error: " + json.loads(invoke("check", "--format", "json").output)[0]["message"]
     ]
 
 

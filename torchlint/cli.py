@@ -12,7 +12,7 @@ import click
 from torchlint import __version__, probe_cli
 from torchlint.config import Config, ConfigError, discover_config, load_config
 from torchlint.discovery import PathError
-from torchlint.finding import Finding
+from torchlint.finding import Finding, Severity
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -67,6 +67,11 @@ def main() -> None:
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE.")
 @click.option("--exit-zero", is_flag=True, help="Exit with 0 even when there are findings.")
+@click.option(
+    "--fail-on",
+    type=click.Choice([severity.value for severity in Severity]),
+    help="The lowest severity that makes the exit status 1 (default: warning; info findings are shown, not failed).",
+)
 @click.option("--statistics", is_flag=True, help="Show how many findings each rule produced.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only: no source lines, no summary.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: the CPU count).")
@@ -89,6 +94,7 @@ def check(
     output_format: str,
     output: str | None,
     exit_zero: bool,
+    fail_on: str | None,
     statistics: bool,
     quiet: bool,
     jobs: int | None,
@@ -116,7 +122,10 @@ def check(
     try:
         config = resolve_config(config_file, isolated, targets)
         config = config.with_overrides(
-            select=split_codes(select), ignore=split_codes(ignore), force_exclude=force_exclude
+            select=split_codes(select),
+            ignore=split_codes(ignore),
+            force_exclude=force_exclude,
+            fail_on=Severity(fail_on) if fail_on else None,
         )
         if show_settings:
             click.echo(config.describe([(r.CODE, r.NAME) for r in api.enabled_rules(config)]), nl=False)
@@ -149,6 +158,7 @@ def check(
         files=tuple(result.files),
         fixed=fixed,
         unsafe_fixes=unsafe_fixes,
+        fail_on=config.fail_on,
     )
     text = render(output_format, findings, context)
     if output:
@@ -166,7 +176,8 @@ def check(
         click.echo(f"torchlint: internal error in {error.filename}: {error.message}", err=True)
     if result.internal_errors:
         sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
+    failing = any(f.severity.at_least(config.fail_on) for f in findings)
+    sys.exit(EXIT_FINDINGS if failing and not exit_zero else EXIT_CLEAN)
 
 
 def apply_fixes(findings: list[Finding], config: Config, unsafe: bool, diff: bool) -> tuple[list[Finding], int]:

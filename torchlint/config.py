@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Mapping, Sequence
 
+from torchlint.finding import Severity
 from torchlint.registry import is_valid_selector
 from torchlint.sources import DEFAULT_MAX_FILE_BYTES
 
@@ -81,6 +82,8 @@ class Config:
     # Apply the excludes to files named on the command line too (pre-commit names them).
     force_exclude: bool = False
     max_file_size: int = DEFAULT_MAX_FILE_BYTES
+    # The lowest severity of finding that makes `check` exit with 1.
+    fail_on: Severity = Severity.WARNING
     probe: ProbeSettings = field(default_factory=ProbeSettings)
     # The file these settings came from, and the folder that relative patterns use.
     source: Path | None = None
@@ -129,6 +132,7 @@ class Config:
             f"respect-gitignore = {value(self.respect_gitignore)}",
             f"force-exclude = {value(self.force_exclude)}",
             f"max-file-size = {self.max_file_size}",
+            f"fail-on = {json.dumps(self.fail_on.value)}",
             "",
             "[probe]",
             f"max-steps = {probe.max_steps}",
@@ -157,6 +161,7 @@ _TOP_KEYS = {
     "respect-gitignore",
     "force-exclude",
     "max-file-size",
+    "fail-on",
     "probe",
 }
 _PROBE_KEYS = {"max-steps", "timeout", "device", "scripts"}
@@ -245,6 +250,8 @@ def config_from_mapping(table: Mapping[str, Any], path: Path | None, prefix: str
         changes["force_exclude"] = _bool(table["force-exclude"], where, key_name("force-exclude"))
     if "max-file-size" in table:
         changes["max_file_size"] = _positive_int(table["max-file-size"], where, key_name("max-file-size"))
+    if "fail-on" in table:
+        changes["fail_on"] = _severity(table["fail-on"], where, key_name("fail-on"))
     if "probe" in table:
         changes["probe"] = _probe_settings(table["probe"], where, key_name("probe"))
     return replace(config, **changes)
@@ -333,6 +340,13 @@ def _described(value: Any) -> str:
     kind = next((label for cls, label in kinds if isinstance(value, cls)), type(value).__name__)
     shown = json.dumps(value) if isinstance(value, bool) else repr(value)
     return f"the {kind} {shown}"
+
+
+def _severity(value: Any, where: str, name: str) -> Severity:
+    choices = [severity.value for severity in Severity]
+    if value not in choices:
+        raise ConfigError(f"{where}: {name} must be one of {', '.join(map(json.dumps, choices))}, not {_described(value)}")
+    return Severity(value)
 
 
 def _bool(value: Any, where: str, name: str) -> bool:

@@ -12,6 +12,13 @@ class Severity(str, Enum):
     WARNING = "warning"
     INFO = "info"
 
+    def at_least(self, threshold: Severity) -> bool:
+        """Whether this severity is `threshold` or graver (`--fail-on` compares so)."""
+        return _RANK[self] >= _RANK[threshold]
+
+
+_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
+
 
 @dataclass(frozen=True, order=True)
 class Edit:
