@@ -159,7 +159,15 @@ def findings_for(source: SourceFile, name: str, rules: Sequence[Rule], config: C
     from torchlint import engine, notebook
 
     if source.notebook is not None:
-        findings = notebook.check(source.notebook, lambda text: engine.check_source(text, name, rules))
+        # As for any file, a notebook without any rule's trigger words is not parsed.
+        active = engine.triggered_rules(source.text, rules)
+        findings = (
+            notebook.check(
+                source.notebook, name, lambda text: engine.check_source(text, name, active), engine.syntax_problem
+            )
+            if active
+            else []
+        )
     else:
         findings = engine.check_source(source.text, name, rules)
     return _filter(findings, config, name)
