@@ -4,15 +4,15 @@ torchlint.toml, validated strictly: an unknown key or rule code is an error, nev
 from __future__ import annotations
 
 import difflib
-import fnmatch
 import json
 import shlex
 import tomllib
 from dataclasses import dataclass, field, replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from torchlint.finding import Severity
+from torchlint.globs import PatternError, check_pattern, compile_pattern
 from torchlint.registry import is_valid_selector
 from torchlint.sources import DEFAULT_MAX_FILE_BYTES
 
@@ -63,10 +63,13 @@ class ProbeSettings:
     device: str = "auto"
     scripts: tuple[ProbeScript, ...] = ()
 
-    def for_script(self, path: str) -> ProbeScript | None:
-        posix = PurePosixPath(path.replace("\\", "/"))
+    def for_script(self, relpath: str) -> ProbeScript | None:
+        """The settings of the first pattern that matches the script's path (relative
+        to the configuration file's folder)."""
+        posix = relpath.replace("\\", "/")
         for script in self.scripts:
-            if posix.match(script.pattern) or fnmatch.fnmatch(posix.as_posix(), script.pattern):
+            pattern = compile_pattern(script.pattern)
+            if pattern is not None and pattern.covers(posix):
                 return script
         return None
 
@@ -97,10 +100,13 @@ class Config:
         return replace(self, **clean)
 
     def ignored_for(self, relpath: str) -> tuple[str, ...]:
-        posix = PurePosixPath(relpath)
+        """The codes that `per-file-ignores` drops for a file (its path relative to the
+        configuration file's folder). As in ruff, `"!src/**" = [...]` applies to every
+        file that the pattern does not match."""
         codes: list[str] = []
-        for pattern, ignored in self.per_file_ignores:
-            if posix.match(pattern) or fnmatch.fnmatch(relpath, pattern):
+        for text, ignored in self.per_file_ignores:
+            pattern = compile_pattern(text)
+            if pattern is not None and pattern.covers(relpath) != pattern.negated:
                 codes.extend(ignored)
         return tuple(codes)
 
@@ -231,6 +237,9 @@ def config_from_mapping(table: Mapping[str, Any], path: Path | None, prefix: str
             values = _string_list(table[key], where, key_name(key))
             if key in ("select", "ignore"):
                 _check_selectors(values, path, key_name(key))
+            else:
+                for pattern in values:
+                    _check_pattern(pattern, where, key_name(key))
             changes[key.replace("-", "_")] = values
     if "per-file-ignores" in table:
         raw = table["per-file-ignores"]
@@ -240,6 +249,7 @@ def config_from_mapping(table: Mapping[str, Any], path: Path | None, prefix: str
             )
         pairs = []
         for pattern, codes in raw.items():
+            _check_pattern(pattern, where, key_name("per-file-ignores"))
             values = _string_list(codes, where, f"{key_name('per-file-ignores')}.{pattern}")
             _check_selectors(values, path, f"{key_name('per-file-ignores')}.{pattern}")
             pairs.append((pattern, values))
@@ -282,8 +292,9 @@ def _probe_settings(raw: Any, where: str, name: str) -> ProbeSettings:
 
 
 def _probe_script(pattern: str, raw: Any, where: str, name: str) -> ProbeScript:
+    _check_pattern(pattern, where, name)
     if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: {name} must be a table")
+        raise ConfigError(f"{where}: {name} must be a table, not {_described(raw)}")
     _check_keys(raw, _SCRIPT_KEYS, where, lambda key: f"{name}.{key}")
     args: tuple[str, ...] = ()
     if "args" in raw:
@@ -314,6 +325,13 @@ def _check_keys(table: Mapping[str, Any], known: set[str], where: str, key_name:
     nearest = difflib.get_close_matches(key, sorted(known), n=1)
     hint = f"did you mean {key_name(nearest[0])!r}? " if nearest else ""
     raise ConfigError(f"{where}: unknown key {key_name(key)!r}; {hint}known keys: {', '.join(sorted(known))}")
+
+
+def _check_pattern(pattern: str, where: str, name: str) -> None:
+    try:
+        check_pattern(pattern)
+    except PatternError as exc:
+        raise ConfigError(f"{where}: {name}: {exc}") from None
 
 
 def _string_list(value: Any, where: str, name: str) -> tuple[str, ...]:

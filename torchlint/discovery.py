@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from torchlint.config import Config
+from torchlint.globs import PathPattern, PatternError, compile_pattern
 
 SOURCE_SUFFIXES = (".py", ".ipynb")
 
@@ -55,85 +54,28 @@ def unreadable_reason(path: Path) -> str | None:
 
 @dataclass(frozen=True)
 class IgnorePattern:
-    """One gitignore-style pattern, relative to the folder `base`."""
+    """One exclude or gitignore pattern, relative to the folder `base`."""
 
     base: Path
-    regex: re.Pattern[str]
-    negated: bool
-    dir_only: bool
-    anchored: bool
+    pattern: PathPattern
+
+    @property
+    def negated(self) -> bool:
+        return self.pattern.negated
 
     def matches(self, path: Path, is_dir: bool) -> bool:
-        if self.dir_only and not is_dir:
-            return False
-        if not self.anchored:
-            return self.regex.fullmatch(path.name) is not None
+        if not self.pattern.anchored:
+            return self.pattern.matches(path.name, is_dir)
         try:
             rel = path.relative_to(self.base).as_posix()
         except ValueError:
             return False
-        return rel != "." and self.regex.fullmatch(rel) is not None
+        return self.pattern.matches(rel, is_dir)
 
 
 def parse_pattern(line: str, base: Path) -> IgnorePattern | None:
-    line = line.rstrip("\n")
-    if not line.strip() or line.startswith("#"):
-        return None
-    if not line.endswith("\\ "):
-        line = line.rstrip()
-    negated = line.startswith("!")
-    if negated:
-        line = line[1:]
-    elif line.startswith("\\!") or line.startswith("\\#"):
-        line = line[1:]
-    dir_only = line.endswith("/")
-    line = line.rstrip("/")
-    if not line:
-        return None
-    anchored = "/" in line
-    line = line.lstrip("/")
-    return IgnorePattern(base, _glob_regex(line), negated, dir_only, anchored)
-
-
-@lru_cache(maxsize=1024)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    out = []
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("/**", i) and i + 3 == len(pattern):
-            out.append("/.*")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            close = pattern.find("]", i + 2)
-            if close < 0:
-                out.append(re.escape(c))
-                i += 1
-            else:
-                body = pattern[i + 1 : close]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                i = close + 1
-        elif c == "\\" and i + 1 < len(pattern):
-            out.append(re.escape(pattern[i + 1]))
-            i += 2
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return re.compile("".join(out))
+    pattern = compile_pattern(line)
+    return IgnorePattern(base, pattern) if pattern is not None else None
 
 
 def _read_gitignore(folder: Path) -> list[IgnorePattern]:
