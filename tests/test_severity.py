@@ -127,3 +127,17 @@ def test_every_format_carries_the_severity(folder: Path) -> None:
     assert sorted(line.split(" ", 1)[0] for line in github) == ["::error", "::notice", "::warning"]
     junit = check("--isolated", "--format", "junit", ".").stdout
     assert 'failures="2"' in junit and "TL017 [dataloader-starves-gpu] info:" in junit
+
+
+def test_a_file_over_max_file_size_is_an_info_notice_that_says_how_to_raise_it(folder: Path) -> None:
+    write(folder, train=ERROR + "# padding\n" * 200)
+    size = (folder / "train.py").stat().st_size
+    (folder / "pyproject.toml").write_text("[tool.torchlint]\nmax-file-size = 1000\n")
+    result = check("train.py")
+    assert result.exit_code == 0, "a file left unchecked is no failure by itself"
+    assert "train.py:1:1: TL998 [file-too-large] info: not checked: the file is 0.0 MB, over" in result.stdout
+    assert f"raise the limit in [tool.torchlint]: max-file-size = {size}" in result.stdout
+    assert check("--fail-on", "info", "train.py").exit_code == 1
+    (folder / "pyproject.toml").write_text(f"[tool.torchlint]\nmax-file-size = {size}\n")
+    assert "TL001" in check("train.py").stdout
+

@@ -17,7 +17,7 @@ from typing import Iterable, Iterator, Sequence
 from torchlint.cache import ResultCache, content_digest
 from torchlint.config import Config
 from torchlint.discovery import discover, display_path
-from torchlint.finding import INTERNAL_ERROR_CODE, Finding, file_problem
+from torchlint.finding import FILE_TOO_LARGE_CODE, INTERNAL_ERROR_CODE, Finding, file_problem
 from torchlint.registry import all_rules, is_selected, matches
 from torchlint.rule import Rule
 from torchlint.sources import SourceFile, Unreadable, decode, read_bytes
@@ -146,12 +146,18 @@ def check_data(path: Path, name: str, data: bytes | Unreadable, rules: Sequence[
             [engine.parse_error(name, source.line, source.column, source.reason)], config, name
         )
     if source.size > config.max_file_size and engine.triggered_rules(source.text, rules):
-        reason = (
-            f"file is {source.size / 1e6:.1f} MB, over the max-file-size limit of "
-            f"{config.max_file_size / 1e6:.1f} MB; raise max-file-size in [tool.torchlint] to check it"
-        )
-        return _filter([engine.parse_error(name, 1, 1, reason)], config, name)
+        return _filter([too_large(name, source.size, config.max_file_size)], config, name)
     return findings_for(source, name, rules, config)
+
+
+def too_large(name: str, size: int, limit: int) -> Finding:
+    # Its syntax tree would take some 600 bytes of memory per byte (bench/max_file_size.py).
+    message = (
+        f"not checked: the file is {size / 1e6:.1f} MB, over the max-file-size limit of {limit / 1e6:.1f} MB "
+        f"(checking it would take about {size * 600 / 1e9:.1f} GB of memory); to check it, raise the limit "
+        f"in [tool.torchlint]: max-file-size = {size}"
+    )
+    return file_problem(name, FILE_TOO_LARGE_CODE, message)
 
 
 def findings_for(source: SourceFile, name: str, rules: Sequence[Rule], config: Config) -> list[Finding]:

@@ -227,12 +227,18 @@ def list_rules() -> None:
 @main.command()
 @click.argument("rule")
 def explain(rule: str) -> None:
-    """Print the documentation of RULE (a code such as TL001, or a name)."""
+    """Print the documentation of RULE (a code such as TL001, or a name), or of any other
+    code the output can show: TL000, TL998, TL999 and the probe's TL101-TL104."""
+    from torchlint.codes import code_doc
     from torchlint.registry import rule_by_code_or_name
 
     found = rule_by_code_or_name(rule)
     if found is None:
-        fail(f"unknown rule {rule!r}; `torchlint rules` lists them")
+        other = code_doc(rule)
+        if other is None:
+            fail(f"unknown rule or code {rule!r}; `torchlint rules` lists the rules")
+        click.echo(other.render(), nl=False)
+        return
     fix = "available" if found.fixable() else "none"
     click.echo(f"# {found.CODE} {found.NAME}\n\n{found.SUMMARY}\n\nSeverity: {found.SEVERITY.value}. Autofix: {fix}.\n")
     click.echo(found.doc())
