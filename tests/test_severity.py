@@ -141,3 +141,13 @@ def test_a_file_over_max_file_size_is_an_info_notice_that_says_how_to_raise_it(f
     (folder / "pyproject.toml").write_text(f"[tool.torchlint]\nmax-file-size = {size}\n")
     assert "TL001" in check("train.py").stdout
 
+
+
+def test_the_probe_skips_a_script_left_unchecked_for_its_size(folder: Path) -> None:
+    from torchlint.config import Config
+    from torchlint.runtime_probe.api import ProbeOptions, plan
+
+    write(folder, train=ERROR + "# padding\n" * 200)
+    chosen = plan(["train.py"], Config(max_file_size=1000), ProbeOptions(), folder)
+    assert chosen.scripts == ()
+    assert [(s.path, s.reason) for s in chosen.skipped] == [("train.py", "over max-file-size, not checked")]
