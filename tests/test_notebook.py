@@ -318,7 +318,8 @@ def test_a_cell_that_only_the_joined_parse_rejects_is_left_out_once() -> None:
         lines = text.split("\n")
         if "odd()" in lines:
             return [file_problem("nb.ipynb", "TL000", "cannot parse this file: LibCST says no", lines.index("odd()") + 1, 1)]
-        return [replace(file_problem("nb.ipynb", "TL001", "step"), line=len(lines) - 1, code="TL001")]
+        step = file_problem("nb.ipynb", "TL000", "step")
+        return [replace(step, line=len(lines) - 1, code="TL001", name="missing-zero-grad")]
 
     found = notebook.check(nb, "nb.ipynb", check_python, lambda text: None)
     assert [(f.cell, f.line, f.code) for f in found] == [(2, 2, "TL000"), (3, 4, "TL001")]

@@ -142,11 +142,9 @@ def check_data(path: Path, name: str, data: bytes | Unreadable, rules: Sequence[
     if isinstance(source, Unreadable):
         if not source.is_content_error and not path.exists():
             return []  # deleted while we ran: nothing left to check
-        return _filter(
-            [engine.parse_error(name, source.line, source.column, source.reason)], config, name
-        )
+        return _filter([engine.parse_error(name, source.line, source.column, source.reason)], config, path)
     if source.size > config.max_file_size and engine.triggered_rules(source.text, rules):
-        return _filter([too_large(name, source.size, config.max_file_size)], config, name)
+        return _filter([too_large(name, source.size, config.max_file_size)], config, path)
     return findings_for(source, name, rules, config)
 
 
@@ -176,26 +174,27 @@ def findings_for(source: SourceFile, name: str, rules: Sequence[Rule], config: C
         )
     else:
         findings = engine.check_source(source.text, name, rules)
-    return _filter(findings, config, name)
+    return _filter(findings, config, source.path)
 
 
-def _filter(findings: Iterable[Finding], config: Config, name: str) -> list[Finding]:
+def _filter(findings: Iterable[Finding], config: Config, path: str | Path) -> list[Finding]:
     """Drop what `ignore` and `per-file-ignores` ask to drop; internal errors always stay.
 
     Rule findings are already limited to the selected rules; parse errors are shown
     unless ignored explicitly, whatever `select` says.
     """
-    ignored = (*config.ignore, *config.ignored_for(_relative_to_root(name, config)))
+    ignored = (*config.ignore, *config.ignored_for(_relative_to_root(path, config)))
     return [f for f in findings if f.is_internal_error or not any(matches(sel, f.code, f.name) for sel in ignored)]
 
 
-def _relative_to_root(name: str, config: Config) -> str:
-    if config.root is None:
-        return name
+def _relative_to_root(path: str | Path, config: Config) -> str:
+    """The path that `per-file-ignores` patterns match: relative to the configuration
+    file's folder (the working folder without one), else as it is."""
+    base = config.root or Path.cwd()
     try:
-        return Path(name).resolve().relative_to(config.root.resolve()).as_posix()
+        return Path(path).resolve().relative_to(base.resolve()).as_posix()
     except ValueError:
-        return name
+        return Path(path).as_posix()
 
 
 # Worker-process state: rules are discovered and instantiated once per worker.
