@@ -1,14 +1,16 @@
 """Jupyter notebooks as Python source.
 
 The code cells are joined into one module, one cell after another, so that rules see
-names defined in earlier cells. IPython syntax that is not Python (line magics
+names defined in earlier cells; a cell that does not parse on its own (Jupyter runs
+cells one at a time) is reported by itself and left out of the join. IPython syntax that is not Python (line magics
 `%time`, cell magics `%%bash`, shell lines `!pip ...`, help `obj?`) is masked line
 for line, so every line keeps its number and every column its place. Findings are
 mapped back to the cell (numbered from 1 over all cells, markdown included, as ruff
 and the notebook editors count) and the line in that cell. Fixed cells are written
 back by replacing only their `source` values in the JSON text.
 
-Pure: no file I/O (`sources.py` reads notebooks) and no parsing of Python here.
+Pure: no file I/O (`sources.py` reads notebooks) and no parsing of Python here (the
+engine's parsers come in as functions).
 """
 
 from __future__ import annotations
