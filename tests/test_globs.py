@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -182,3 +184,45 @@ def test_an_unclosed_brace_in_the_configuration_is_an_error_naming_the_key(proje
     result = CliRunner().invoke(main, ["check", ".."])
     assert result.exit_code == 2
     assert "tool.torchlint.per-file-ignores: unclosed '{'" in result.stderr
+
+
+TREE_FILES = (
+    "a.py", "f1.py", "fx.py", "x.py", "build.py", "a/a.py", "a/b/c.py", "a/b/d.txt", "build/x/y.py",
+    "src/build/z.py", "src/a.py", "b/e.py", "docs/conf.py", "docs/api/index.py",
+)
+GIT_PATTERNS = (
+    "*.py", "build/", "build", "/a.py", "a.py", "a/*.py", "a/**/c.py", "**/b", "b", "a/**", "f[0-9].py",
+    "f[!0-9].py", "?.py", "a/b", "**/b/*.py", "*", "a*", "src/build", "docs/**/*.py", "**/build/**", "*/a.py",
+    "docs/", "d*/", "[ab]", "**/*.txt",
+)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_the_matcher_agrees_with_git_check_ignore(tmp_path: Path) -> None:
+    # git itself is the oracle for gitignore syntax (braces aside, which git lacks):
+    # each pattern alone in a .gitignore, every file and folder of a small tree.
+    for name in TREE_FILES:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    folders = sorted({str(Path(name).parent.as_posix()) for name in TREE_FILES} - {"."})
+    folders = sorted({"/".join(f.split("/")[:i]) for f in folders for i in range(1, f.count("/") + 2)})
+    paths = [*TREE_FILES, *folders]
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    disagreements = []
+    for text in GIT_PATTERNS:
+        (tmp_path / ".gitignore").write_text(text + "\n")
+        done = subprocess.run(
+            ["git", "check-ignore", "--stdin", "-v", "-n"],
+            cwd=tmp_path,
+            input="\n".join(paths) + "\n",
+            capture_output=True,
+            text=True,
+        )
+        ignored_by_git = {line.split("\t")[1] for line in done.stdout.splitlines() if not line.startswith("::")}
+        pattern = compile_pattern(text)
+        assert pattern is not None
+        for path in paths:
+            ours = pattern.covers(path, is_dir=path in folders)
+            if ours != (path in ignored_by_git):
+                disagreements.append((text, path, ours))
+    assert disagreements == []
