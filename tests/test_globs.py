@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import textwrap
@@ -207,13 +208,16 @@ def test_the_matcher_agrees_with_git_check_ignore(tmp_path: Path) -> None:
     folders = sorted({str(Path(name).parent.as_posix()) for name in TREE_FILES} - {"."})
     folders = sorted({"/".join(f.split("/")[:i]) for f in folders for i in range(1, f.count("/") + 2)})
     paths = [*TREE_FILES, *folders]
-    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    # Only the test's .gitignore counts: no global or system settings, no user excludes file.
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True, env=env)
     disagreements = []
     for text in GIT_PATTERNS:
         (tmp_path / ".gitignore").write_text(text + "\n")
         done = subprocess.run(
-            ["git", "check-ignore", "--stdin", "-v", "-n"],
+            ["git", "-c", f"core.excludesFile={os.devnull}", "check-ignore", "--stdin", "-v", "-n"],
             cwd=tmp_path,
+            env=env,
             input="\n".join(paths) + "\n",
             capture_output=True,
             text=True,
