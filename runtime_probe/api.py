@@ -201,6 +201,9 @@ def plan(paths: Sequence[str], config: Config, options: ProbeOptions, cwd: Path)
         if any(f.code == "TL000" for f in findings):
             skipped.append(Skipped(name, "cannot be parsed"))
             continue
+        if any(f.code == "TL998" for f in findings):
+            skipped.append(Skipped(name, "over max-file-size, not checked"))
+            continue
         source = read_source(path)
         if path.resolve() not in explicit and not (isinstance(source, SourceFile) and is_program(source.text)):
             if findings:

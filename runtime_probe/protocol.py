@@ -19,6 +19,94 @@ RUNTIME_NAMES = {
     "TL103": "memory-growth",
     "TL104": "memory-fragmentation",
 }
+# What `torchlint explain TL10x` prints: what each runtime finding means and the evidence
+# its JSON report carries. Kept here, beside the codes, so that `explain` reads them
+# without importing torch.
+RUNTIME_DOCS = {
+    "TL101": """\
+## What it means
+
+An operation of the probed script mixed tensors on different devices (a CUDA tensor and a
+CPU one) and failed with PyTorch's device error. When a module that was moved with
+`.to()`, `.cuda()` or `.cpu()` is called with an input on another device and its forward
+fails, the finding points at the call that passed the input, where the fix goes; any
+other device error that ends the script is reported at the innermost line of your code
+in its traceback. A forward that moves its inputs itself does not fail and is not
+reported. Confirms TL011 and TL012 (needs a CUDA device).
+
+## Evidence
+
+- `devices`: the devices involved (the module's parameters' device first, then the inputs')
+- `module`: the class of the module that was called, when the error came from a call
+- `error`: the first line of PyTorch's error message
+
+## Use instead
+
+Move inputs to the model's device (`x = x.to(device)`) and create tensors in `forward`
+with `device=` taken from an input or a parameter.""",
+    "TL102": """\
+## What it means
+
+An optimizer step applied gradients that the previous step of the same optimizer had
+already applied: nothing cleared them in between, so each step adds the new gradients
+to all the earlier ones. Decided when the optimizer steps, from the gradient tensors'
+identity and version counters recorded at each backward call, so that a GAN's generator
+backward flowing into the discriminator's gradients is not reported. Gradient
+accumulation that clears every N steps, `zero_grad(set_to_none=True)`, manual
+`p.grad = None` or `fill_(0)` and LBFGS closures are not TL102. Confirms TL001.
+
+## Evidence
+
+- `optimizer`: the optimizer's variable name
+- `steps_carried_over`, `steps`: how many steps carried gradients over, and which
+- `grad_norm`: the gradient norm by step, showing how it grew
+- `parameters_carried_over`, `parameters_with_grad`: how many parameters carried their
+  gradients over, out of those that had one
+
+## Use instead
+
+Call `optimizer.zero_grad()` once per step (per accumulation window when accumulating).""",
+    "TL103": """\
+## What it means
+
+Memory grows step after step because something keeps each step's tensors alive. On any
+device: the autograd graphs of earlier steps stay alive (`total_loss += loss` keeps every
+step's graph), one more per step; the probe names the variable that holds them and its
+line. On CUDA also: allocated memory (`torch.cuda.memory_stats()` after each step) grows
+on at least 80% of the steps after warm-up, by 4 MiB or more in all. Keeping one "best
+loss" tensor keeps at most one graph and is not TL103. Confirms TL006.
+
+## Evidence
+
+Graphs: `alive_graphs` (earlier steps' graphs alive at the end), `after_step`,
+`growth_per_step`, `first_seen_at_step`, `holder` (the variable that keeps them).
+CUDA memory: `growth_per_step_bytes` and `allocated_bytes` by step.
+
+## Use instead
+
+Accumulate `loss.item()` or `loss.detach()`, and keep no tensor of a step beyond it.""",
+    "TL104": """\
+## What it means
+
+CUDA memory is fragmented: the caching allocator had to retry allocations (free its
+cache and try again) or ran out of memory, or reserved memory stood at least 256 MiB and
+at least half again above allocated memory, with at least half of the difference in
+inactive split blocks. Training slows down at each retry and
+may fail with an out-of-memory error although enough memory is free in total. Seen on
+CUDA devices only.
+
+## Evidence
+
+- `peak_step`: the step with the most reserved but unallocated memory
+- `allocated_bytes`, `reserved_bytes`, `inactive_split_bytes`: the allocator's figures at
+  that step
+- `num_alloc_retries`, `num_ooms`: allocator retries and out-of-memory errors in the run
+
+## Use instead
+
+Set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`, or allocate fixed-size buffers
+once (pad variable-length batches to a few fixed shapes).""",
+}
 STATIC_NAMES = {
     "TL001": "missing-zero-grad",
     "TL002": "unsynchronized-timing",

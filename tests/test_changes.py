@@ -111,3 +111,14 @@ def test_outside_a_git_work_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert "needs a git work tree" in result.output
     with pytest.raises(ChangesError):
         changed_files("main", tmp_path)
+
+
+def test_nothing_changed_warns_that_no_file_was_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "train.py").write_text(BUGGY)
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "base")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "--isolated", "--no-cache", "--changed-since", "HEAD", "."])
+    assert result.exit_code == 0
+    assert result.stderr.strip() == "warning: No Python files changed since HEAD under the given path(s)"

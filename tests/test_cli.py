@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -42,10 +43,10 @@ def test_findings_exit_1_with_location_source_and_summary(project: Path) -> None
     result = invoke("check", ".")
     assert result.exit_code == 1
     first = result.output.splitlines()[0]
-    assert first.startswith("train.py:5:5: TL001 [missing-zero-grad] `optimizer.step()`")
+    assert first.startswith("train.py:5:5: TL001 [missing-zero-grad] error: `optimizer.step()`")
     assert "    optimizer.step()" in result.output
     assert "^^^^" in result.output
-    assert "Found 1 finding in 1 of 2 files checked." in result.output
+    assert "Found 1 finding (1 error) in 1 of 2 files checked." in result.output
 
 
 def test_clean_tree_exits_0(project: Path) -> None:
@@ -109,14 +110,15 @@ def test_exit_zero(project: Path) -> None:
 
 def test_statistics(project: Path) -> None:
     result = invoke("check", "--statistics", ".")
-    assert any(line.split() == ["1", "TL001", "missing-zero-grad"] for line in result.output.splitlines())
+    assert any(line.split() == ["1", "TL001", "missing-zero-grad", "error"] for line in result.output.splitlines())
+    assert any(line.split() == ["1", "error"] for line in result.output.splitlines())
 
 
 def test_quiet_prints_findings_only(project: Path) -> None:
     result = invoke("check", "--quiet", ".")
     assert result.exit_code == 1
     assert result.output.splitlines() == [
-        "train.py:5:5: TL001 [missing-zero-grad] " + json.loads(invoke("check", "--format", "json").output)[0]["message"]
+        "train.py:5:5: TL001 [missing-zero-grad] error: " + json.loads(invoke("check", "--format", "json").output)[0]["message"]
     ]
 
 
@@ -161,3 +163,72 @@ def test_deterministic_sorted_output(project: Path) -> None:
     assert len(outputs) == 1
     names = [f["filename"] for f in json.loads(outputs.pop())]
     assert names == sorted(names)
+
+
+NO_FILES_WARNING = "warning: No Python files found under the given path(s)"
+
+
+def test_an_empty_folder_warns_that_nothing_was_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "--isolated", "empty"])
+    assert result.exit_code == 0
+    assert NO_FILES_WARNING in result.stderr
+    assert NO_FILES_WARNING not in result.stdout
+
+
+def test_a_folder_whose_files_are_all_excluded_warns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nextend-exclude = ["*.py"]\n')
+    (tmp_path / "train.py").write_text(BUGGY)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "."])
+    assert (result.exit_code, result.stderr.strip()) == (0, NO_FILES_WARNING)
+
+
+def test_a_run_that_checks_files_does_not_warn(project: Path) -> None:
+    result = CliRunner().invoke(main, ["check", "clean.py"])
+    assert result.exit_code == 0 and result.stderr == ""
+
+
+def test_a_dangling_symlink_is_exit_2_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "train.py").symlink_to(tmp_path / "gone.py")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "--isolated", "train.py"])
+    assert result.exit_code == 2
+    assert "cannot read train.py: a symbolic link to" in result.stderr
+    assert "gone.py, which does not exist" in result.stderr
+
+
+def test_a_symlink_loop_is_exit_2_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a.py").symlink_to(tmp_path / "b.py")
+    (tmp_path / "b.py").symlink_to(tmp_path / "a.py")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "--isolated", "a.py"])
+    assert result.exit_code == 2
+    assert "cannot read a.py: a symbolic link loop" in result.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root reads files without permission")
+def test_a_file_without_read_permission_is_exit_2_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = tmp_path / "train.py"
+    secret.write_text(BUGGY)
+    secret.chmod(0)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "--isolated", "train.py"])
+    assert result.exit_code == 2
+    assert "cannot read train.py: permission denied" in result.stderr
+
+
+def test_a_file_without_read_permission_simulated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Simulated: the suite runs as root, which reads any file, so os.access is made to
+    # answer as it does for an unprivileged user on a file with mode 000.
+    secret = tmp_path / "train.py"
+    secret.write_text(BUGGY)
+    monkeypatch.chdir(tmp_path)
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode: False if Path(path) == secret else real_access(path, mode))
+    result = CliRunner().invoke(main, ["check", "--isolated", "train.py"])
+    assert result.exit_code == 2
+    assert "cannot read train.py: permission denied" in result.stderr

@@ -141,7 +141,7 @@ def test_a_fix_that_breaks_the_parse_is_left_out() -> None:
     result = check("--fix", "train.py")
     assert path.read_bytes() == b'a = v.to("cuda")\ny = x.breaks()\nz = w.to("cuda")\n'
     assert "train.py:2:5: TL902" in result.output
-    assert "Found 1 finding in 1 of 1 file checked (2 fixed)." in result.output
+    assert "Found 1 finding (1 error) in 1 of 1 file checked (2 fixed)." in result.output
     assert result.exit_code == 1
 
 
@@ -169,7 +169,7 @@ def test_fix_only_touches_files_with_fixes() -> None:
     assert fixable.read_bytes() == b'y = x.to("cuda")\n'
     assert os.stat(other).st_mtime_ns == before
     assert "b.py:1:5: TL901" in result.output
-    assert "Found 1 finding in 1 of 2 files checked (1 fixed)." in result.output
+    assert "Found 1 finding (1 error) in 1 of 2 files checked (1 fixed)." in result.output
 
 
 @pytest.mark.parametrize("fmt", ["json", "sarif", "github", "junit"])

@@ -162,15 +162,24 @@ def test_github_escaping() -> None:
 def test_junit_has_one_case_per_checked_file() -> None:
     text = render("junit", FINDINGS, context())
     root = ET.fromstring(text)
-    assert root.tag == "testsuites" and root.get("tests") == "5" and root.get("failures") == "4"
+    # src/fixme.py has only an info finding: below the default --fail-on warning.
+    assert root.tag == "testsuites" and root.get("tests") == "5" and root.get("failures") == "3"
     cases = {case.get("name"): case for case in root.iter("testcase")}
     assert list(cases) == ["src/clean.py", "src/train.py", "my notebooks/nb.ipynb", "/abs/bad.py", "src/fixme.py"]
     assert cases["src/clean.py"].find("failure") is None
     failure = cases["my notebooks/nb.ipynb"].find("failure")
     assert failure is not None and failure.get("type") == "TL002"
-    assert "my notebooks/nb.ipynb:cell 3:2:1: TL002" in (failure.text or "")
-    fixme = cases["src/fixme.py"].find("failure")
-    assert fixme is not None and '50% of <tensor> & "view":' in (fixme.text or "")
+    assert "my notebooks/nb.ipynb:cell 3:2:1: TL002 [unsynchronized-timing] warning:" in (failure.text or "")
+    assert cases["src/fixme.py"].find("failure") is None
+    info = cases["src/fixme.py"].find("system-out")
+    assert info is not None and 'TL003 [view-after-transpose] info: 50% of <tensor> & "view":' in (info.text or "")
+
+
+def test_junit_fails_info_findings_with_fail_on_info() -> None:
+    root = ET.fromstring(render("junit", FINDINGS, context(fail_on=Severity.INFO)))
+    assert root.get("failures") == "4"
+    fixme = next(case for case in root.iter("testcase") if case.get("name") == "src/fixme.py")
+    assert fixme.find("failure") is not None and fixme.find("system-out") is None
 
 
 def test_junit_survives_control_characters() -> None:

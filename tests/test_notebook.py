@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -13,9 +14,10 @@ from click.testing import CliRunner, Result
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from torchlint import api
+from torchlint import api, notebook
 from torchlint.cli import main
 from torchlint.config import Config
+from torchlint.finding import Finding, file_problem
 from torchlint.notebook import mask_ipython, parse_notebook, with_cell_sources
 
 TRAIN = [
@@ -151,7 +153,47 @@ def test_a_broken_cell_does_not_hide_the_others(tmp_path: Path) -> None:
     path = write_notebook(tmp_path / "nb.ipynb", cell(SETUP), cell(["def broken(:\n", "    pass"]), cell(TRAIN))
     result = api.check_paths([path], Config(), jobs=1)
     assert [(f.cell, f.line, f.code) for f in result.findings] == [(2, 1, "TL000"), (3, 4, "TL001")]
-    assert "cannot parse this cell" in result.findings[0].message
+    assert result.findings[0].message.startswith("cannot parse cell 2 on its own: SyntaxError: invalid syntax")
+
+
+STUB = ["def train_step(model, batch):\n", "    # TODO: your code here\n"]
+
+
+def test_a_stub_cell_gives_one_error_in_that_cell_and_the_rest_is_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An exercise notebook: cell 2 is a stub that does not parse on its own; the model
+    # of cell 1 is trained in cell 3, which the rules still see through the join.
+    monkeypatch.chdir(tmp_path)
+    write_notebook(tmp_path / "nb.ipynb", cell(SETUP), cell(STUB), cell(TRAIN))
+    result = check("--format", "json", ".")
+    reported = [(f["cell"], f["line"], f["column"], f["code"]) for f in json.loads(result.stdout)]
+    assert reported == [(2, 2, 27, "TL000"), (3, 4, 5, "TL001")]
+    error = json.loads(result.stdout)[0]["message"]
+    assert error.startswith("cannot parse cell 2 on its own: SyntaxError: expected an indented block")
+    text = check(".").stdout
+    assert text.count("TL000") == 1
+    assert "nb.ipynb:cell 2:2:27: TL000 [parse-error] error: cannot parse cell 2 on its own" in text
+    assert "    # TODO: your code here" in text, "the snippet is the cell's own line"
+
+
+def test_a_stub_cell_at_the_end_and_cells_that_parse_only_together(tmp_path: Path) -> None:
+    # Cell 2 opens a bracket that cell 3 closes: Jupyter fails on both, and so does
+    # torchlint, even though the joined cells would parse.
+    path = write_notebook(
+        tmp_path / "nb.ipynb", cell(SETUP), cell("x = (1,\n"), cell("2)\n"), cell(TRAIN), cell(["def f():\n"])
+    )
+    assert [(c, line, code) for c, line, _, code in findings(path)] == [
+        (2, 1, "TL000"),
+        (3, 1, "TL000"),
+        (4, 4, "TL001"),
+        (5, 1, "TL000"),
+    ]
+
+
+def test_a_notebook_without_trigger_words_is_not_parsed(tmp_path: Path) -> None:
+    path = write_notebook(tmp_path / "nb.ipynb", cell("print('hello')\n"), cell(STUB))
+    assert findings(path) == []
 
 
 def test_two_broken_cells_each_get_their_error(tmp_path: Path) -> None:
@@ -264,3 +306,21 @@ def test_rewriting_one_cell_leaves_the_rest_of_the_json_intact(sources: list[Any
         assert json.loads(new.raw)["cells"][edit]["source"] in (line, "changed = 1", [line], ["changed = 1"])
         others = [c.source for c in new.cells if c.number != target.number]
         assert others == [c.source for c in nb.cells if c.number != target.number]
+
+
+def test_a_cell_that_only_the_joined_parse_rejects_is_left_out_once() -> None:
+    # Simulated parsers: CPython accepts every cell alone, while the joined parse (LibCST
+    # in real runs) rejects the line `odd()` wherever it is, as it might reject syntax
+    # that CPython knows and LibCST does not.
+    nb = parse_notebook(notebook_text(cell(SETUP), cell("x = 1\nodd()\n"), cell(TRAIN)))
+
+    def check_python(text: str) -> list[Finding]:
+        lines = text.split("\n")
+        if "odd()" in lines:
+            return [file_problem("nb.ipynb", "TL000", "cannot parse this file: LibCST says no", lines.index("odd()") + 1, 1)]
+        step = file_problem("nb.ipynb", "TL000", "step")
+        return [replace(step, line=len(lines) - 1, code="TL001", name="missing-zero-grad")]
+
+    found = notebook.check(nb, "nb.ipynb", check_python, lambda text: None)
+    assert [(f.cell, f.line, f.code) for f in found] == [(2, 2, "TL000"), (3, 4, "TL001")]
+    assert found[0].message == "cannot parse cell 2: LibCST says no; the other cells are checked without it"

@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from torchlint import api, engine
 from torchlint.cli import main
 from torchlint.config import Config
+from torchlint.discovery import UnreadablePathError
 from torchlint.registry import all_rules, known_codes
 
 # Words that make every rule's prefilter pass, so that fuzzed programs are parsed and
@@ -166,9 +167,9 @@ def test_ten_megabyte_files(tmp_path: Path) -> None:
     (tmp_path / "big_docstrings.py").write_text(docs)
     (tmp_path / "big_untriggered.py").write_text("x = 1  # nothing to see\n" * 450_000)
     result = api.check_paths(["."], Config(), cwd=tmp_path, jobs=1)
-    # Over the default 8 MB limit: said clearly, once; the untriggered file costs nothing.
-    assert [(f.filename, f.code) for f in result.findings] == [("big_docstrings.py", "TL000")]
-    assert "max-file-size" in result.findings[0].message
+    # Over the default limit: said clearly, once; the untriggered file costs nothing.
+    assert [(f.filename, f.code, f.severity.value) for f in result.findings] == [("big_docstrings.py", "TL998", "info")]
+    assert f"max-file-size = {len(docs)}" in result.findings[0].message
     raised = Config(max_file_size=16_000_000)
     result = api.check_paths(["big_docstrings.py"], raised, cwd=tmp_path, jobs=1)
     assert [(f.line, f.code) for f in result.findings] == [(docs.count("\n"), "TL001")]  # at `optimizer.step()`
@@ -198,9 +199,9 @@ def test_symlink_loops(tmp_path: Path) -> None:
     (tmp_path / "dangling.py").symlink_to(tmp_path / "missing.py")
     result = api.check_paths(["."], Config(), cwd=tmp_path, jobs=1)
     assert [(f.filename, f.code) for f in result.findings] == [("pkg/train.py", "TL001")]
-    # Named explicitly, a looping link is a file that cannot be read: said, not raised.
-    result = api.check_paths(["a.py"], Config(), cwd=tmp_path, jobs=1)
-    assert [f.code for f in result.findings] in ([], ["TL000"])
+    # Named explicitly, a looping link is a path that cannot be read: an error naming it.
+    with pytest.raises(UnreadablePathError, match="cannot read a.py: a symbolic link loop"):
+        api.check_paths(["a.py"], Config(), cwd=tmp_path, jobs=1)
 
 
 def test_unreadable_file_chmod(tmp_path: Path) -> None:

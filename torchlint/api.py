@@ -17,7 +17,7 @@ from typing import Iterable, Iterator, Sequence
 from torchlint.cache import ResultCache, content_digest
 from torchlint.config import Config
 from torchlint.discovery import discover, display_path
-from torchlint.finding import INTERNAL_ERROR_CODE, Finding, file_problem
+from torchlint.finding import FILE_TOO_LARGE_CODE, INTERNAL_ERROR_CODE, Finding, file_problem
 from torchlint.registry import all_rules, is_selected, matches
 from torchlint.rule import Rule
 from torchlint.sources import SourceFile, Unreadable, decode, read_bytes
@@ -84,7 +84,8 @@ def check_paths(
     cache_dir: Path | None = None,
     changed_since: str | None = None,
 ) -> CheckResult:
-    """Check files and folders. Raises `MissingPathError` for paths that do not exist.
+    """Check files and folders. Raises `discovery.PathError` for paths that do not
+    exist or cannot be read.
 
     `jobs`: worker processes (default: the usable CPUs). `cache_dir`: where to keep the
     result cache (default: no cache). `changed_since`: a git revision; only files changed
@@ -141,16 +142,20 @@ def check_data(path: Path, name: str, data: bytes | Unreadable, rules: Sequence[
     if isinstance(source, Unreadable):
         if not source.is_content_error and not path.exists():
             return []  # deleted while we ran: nothing left to check
-        return _filter(
-            [engine.parse_error(name, source.line, source.column, source.reason)], config, name
-        )
+        return _filter([engine.parse_error(name, source.line, source.column, source.reason)], config, path)
     if source.size > config.max_file_size and engine.triggered_rules(source.text, rules):
-        reason = (
-            f"file is {source.size / 1e6:.1f} MB, over the max-file-size limit of "
-            f"{config.max_file_size / 1e6:.1f} MB; raise max-file-size in [tool.torchlint] to check it"
-        )
-        return _filter([engine.parse_error(name, 1, 1, reason)], config, name)
+        return _filter([too_large(name, source.size, config.max_file_size)], config, path)
     return findings_for(source, name, rules, config)
+
+
+def too_large(name: str, size: int, limit: int) -> Finding:
+    # Its syntax tree would take some 600 bytes of memory per byte (bench/max_file_size.py).
+    message = (
+        f"not checked: the file is {size / 1e6:.1f} MB, over the max-file-size limit of {limit / 1e6:.1f} MB "
+        f"(checking it would take about {size * 600 / 1e9:.1f} GB of memory); to check it, raise the limit "
+        f"in [tool.torchlint]: max-file-size = {size}"
+    )
+    return file_problem(name, FILE_TOO_LARGE_CODE, message)
 
 
 def findings_for(source: SourceFile, name: str, rules: Sequence[Rule], config: Config) -> list[Finding]:
@@ -158,29 +163,38 @@ def findings_for(source: SourceFile, name: str, rules: Sequence[Rule], config: C
     from torchlint import engine, notebook
 
     if source.notebook is not None:
-        findings = notebook.check(source.notebook, lambda text: engine.check_source(text, name, rules))
+        # As for any file, a notebook without any rule's trigger words is not parsed.
+        active = engine.triggered_rules(source.text, rules)
+        findings = (
+            notebook.check(
+                source.notebook, name, lambda text: engine.check_source(text, name, active), engine.syntax_problem
+            )
+            if active
+            else []
+        )
     else:
         findings = engine.check_source(source.text, name, rules)
-    return _filter(findings, config, name)
+    return _filter(findings, config, source.path)
 
 
-def _filter(findings: Iterable[Finding], config: Config, name: str) -> list[Finding]:
+def _filter(findings: Iterable[Finding], config: Config, path: str | Path) -> list[Finding]:
     """Drop what `ignore` and `per-file-ignores` ask to drop; internal errors always stay.
 
     Rule findings are already limited to the selected rules; parse errors are shown
     unless ignored explicitly, whatever `select` says.
     """
-    ignored = (*config.ignore, *config.ignored_for(_relative_to_root(name, config)))
+    ignored = (*config.ignore, *config.ignored_for(_relative_to_root(path, config)))
     return [f for f in findings if f.is_internal_error or not any(matches(sel, f.code, f.name) for sel in ignored)]
 
 
-def _relative_to_root(name: str, config: Config) -> str:
-    if config.root is None:
-        return name
+def _relative_to_root(path: str | Path, config: Config) -> str:
+    """The path that `per-file-ignores` patterns match: relative to the configuration
+    file's folder (the working folder without one), else as it is."""
+    base = config.root or Path.cwd()
     try:
-        return Path(name).resolve().relative_to(config.root.resolve()).as_posix()
+        return Path(path).resolve().relative_to(base.resolve()).as_posix()
     except ValueError:
-        return name
+        return Path(path).as_posix()
 
 
 # Worker-process state: rules are discovered and instantiated once per worker.

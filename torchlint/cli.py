@@ -11,8 +11,8 @@ import click
 
 from torchlint import __version__, probe_cli
 from torchlint.config import Config, ConfigError, discover_config, load_config
-from torchlint.discovery import MissingPathError
-from torchlint.finding import Finding
+from torchlint.discovery import PathError
+from torchlint.finding import Finding, Severity
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -67,6 +67,11 @@ def main() -> None:
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE.")
 @click.option("--exit-zero", is_flag=True, help="Exit with 0 even when there are findings.")
+@click.option(
+    "--fail-on",
+    type=click.Choice([severity.value for severity in Severity]),
+    help="The lowest severity that makes the exit status 1 (default: warning; info findings are shown, not failed).",
+)
 @click.option("--statistics", is_flag=True, help="Show how many findings each rule produced.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only: no source lines, no summary.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: the CPU count).")
@@ -89,6 +94,7 @@ def check(
     output_format: str,
     output: str | None,
     exit_zero: bool,
+    fail_on: str | None,
     statistics: bool,
     quiet: bool,
     jobs: int | None,
@@ -116,7 +122,10 @@ def check(
     try:
         config = resolve_config(config_file, isolated, targets)
         config = config.with_overrides(
-            select=split_codes(select), ignore=split_codes(ignore), force_exclude=force_exclude
+            select=split_codes(select),
+            ignore=split_codes(ignore),
+            force_exclude=force_exclude,
+            fail_on=Severity(fail_on) if fail_on else None,
         )
         if show_settings:
             click.echo(config.describe([(r.CODE, r.NAME) for r in api.enabled_rules(config)]), nl=False)
@@ -132,8 +141,8 @@ def check(
         )
     except (ConfigError, ChangesError) as exc:
         fail(str(exc))
-    except MissingPathError as exc:
-        fail(f"no such file or folder: {', '.join(exc.paths)}")
+    except PathError as exc:
+        fail(str(exc))
     findings, fixed = result.findings, 0
     if fix or diff:
         findings, fixed = apply_fixes(findings, config, unsafe_fixes, diff)
@@ -149,6 +158,7 @@ def check(
         files=tuple(result.files),
         fixed=fixed,
         unsafe_fixes=unsafe_fixes,
+        fail_on=config.fail_on,
     )
     text = render(output_format, findings, context)
     if output:
@@ -158,11 +168,16 @@ def check(
             fail(f"cannot write {output}: {exc.strerror or exc}")
     else:
         click.echo(text, nl=False)
+    if result.files_checked == 0:
+        # "All checks passed" alone would read as if something had been checked.
+        where = f"changed since {changed_since} " if changed_since is not None else ""
+        click.echo(f"warning: No Python files {where or 'found '}under the given path(s)", err=True)
     for error in result.internal_errors:
         click.echo(f"torchlint: internal error in {error.filename}: {error.message}", err=True)
     if result.internal_errors:
         sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
+    failing = any(f.severity.at_least(config.fail_on) for f in findings)
+    sys.exit(EXIT_FINDINGS if failing and not exit_zero else EXIT_CLEAN)
 
 
 def apply_fixes(findings: list[Finding], config: Config, unsafe: bool, diff: bool) -> tuple[list[Finding], int]:
@@ -212,12 +227,18 @@ def list_rules() -> None:
 @main.command()
 @click.argument("rule")
 def explain(rule: str) -> None:
-    """Print the documentation of RULE (a code such as TL001, or a name)."""
+    """Print the documentation of RULE (a code such as TL001, or a name), or of any other
+    code the output can show: TL000, TL998, TL999 and the probe's TL101-TL104."""
+    from torchlint.codes import code_doc
     from torchlint.registry import rule_by_code_or_name
 
     found = rule_by_code_or_name(rule)
     if found is None:
-        fail(f"unknown rule {rule!r}; `torchlint rules` lists them")
+        other = code_doc(rule)
+        if other is None:
+            fail(f"unknown rule or code {rule!r}; `torchlint rules` lists the rules")
+        click.echo(other.render(), nl=False)
+        return
     fix = "available" if found.fixable() else "none"
     click.echo(f"# {found.CODE} {found.NAME}\n\n{found.SUMMARY}\n\nSeverity: {found.SEVERITY.value}. Autofix: {fix}.\n")
     click.echo(found.doc())

@@ -3,14 +3,16 @@ torchlint.toml, validated strictly: an unknown key or rule code is an error, nev
 
 from __future__ import annotations
 
-import fnmatch
+import difflib
 import json
 import shlex
 import tomllib
 from dataclasses import dataclass, field, replace
-from pathlib import Path, PurePosixPath
-from typing import Any, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
 
+from torchlint.finding import Severity
+from torchlint.globs import PatternError, check_pattern, compile_pattern
 from torchlint.registry import is_valid_selector
 from torchlint.sources import DEFAULT_MAX_FILE_BYTES
 
@@ -61,10 +63,13 @@ class ProbeSettings:
     device: str = "auto"
     scripts: tuple[ProbeScript, ...] = ()
 
-    def for_script(self, path: str) -> ProbeScript | None:
-        posix = PurePosixPath(path.replace("\\", "/"))
+    def for_script(self, relpath: str) -> ProbeScript | None:
+        """The settings of the first pattern that matches the script's path (relative
+        to the configuration file's folder)."""
+        posix = relpath.replace("\\", "/")
         for script in self.scripts:
-            if posix.match(script.pattern) or fnmatch.fnmatch(posix.as_posix(), script.pattern):
+            pattern = compile_pattern(script.pattern)
+            if pattern is not None and pattern.covers(posix):
                 return script
         return None
 
@@ -80,6 +85,8 @@ class Config:
     # Apply the excludes to files named on the command line too (pre-commit names them).
     force_exclude: bool = False
     max_file_size: int = DEFAULT_MAX_FILE_BYTES
+    # The lowest severity of finding that makes `check` exit with 1.
+    fail_on: Severity = Severity.WARNING
     probe: ProbeSettings = field(default_factory=ProbeSettings)
     # The file these settings came from, and the folder that relative patterns use.
     source: Path | None = None
@@ -93,10 +100,13 @@ class Config:
         return replace(self, **clean)
 
     def ignored_for(self, relpath: str) -> tuple[str, ...]:
-        posix = PurePosixPath(relpath)
+        """The codes that `per-file-ignores` drops for a file (its path relative to the
+        configuration file's folder). As in ruff, `"!src/**" = [...]` applies to every
+        file that the pattern does not match."""
         codes: list[str] = []
-        for pattern, ignored in self.per_file_ignores:
-            if posix.match(pattern) or fnmatch.fnmatch(relpath, pattern):
+        for text, ignored in self.per_file_ignores:
+            pattern = compile_pattern(text)
+            if pattern is not None and pattern.covers(relpath) != pattern.negated:
                 codes.extend(ignored)
         return tuple(codes)
 
@@ -128,6 +138,7 @@ class Config:
             f"respect-gitignore = {value(self.respect_gitignore)}",
             f"force-exclude = {value(self.force_exclude)}",
             f"max-file-size = {self.max_file_size}",
+            f"fail-on = {json.dumps(self.fail_on.value)}",
             "",
             "[probe]",
             f"max-steps = {probe.max_steps}",
@@ -156,6 +167,7 @@ _TOP_KEYS = {
     "respect-gitignore",
     "force-exclude",
     "max-file-size",
+    "fail-on",
     "probe",
 }
 _PROBE_KEYS = {"max-steps", "timeout", "device", "scripts"}
@@ -217,11 +229,7 @@ def config_from_mapping(table: Mapping[str, Any], path: Path | None, prefix: str
     def key_name(key: str) -> str:
         return f"{prefix}.{key}" if prefix else key
 
-    unknown = sorted(set(table) - _TOP_KEYS)
-    if unknown:
-        raise ConfigError(
-            f"{where}: unknown key {key_name(unknown[0])!r}; known keys: {', '.join(sorted(_TOP_KEYS))}"
-        )
+    _check_keys(table, _TOP_KEYS, where, key_name)
     config = Config(source=path, root=path.parent if path else None)
     changes: dict[str, Any] = {}
     for key in ("select", "ignore", "exclude", "extend-exclude"):
@@ -229,13 +237,19 @@ def config_from_mapping(table: Mapping[str, Any], path: Path | None, prefix: str
             values = _string_list(table[key], where, key_name(key))
             if key in ("select", "ignore"):
                 _check_selectors(values, path, key_name(key))
+            else:
+                for pattern in values:
+                    _check_pattern(pattern, where, key_name(key))
             changes[key.replace("-", "_")] = values
     if "per-file-ignores" in table:
         raw = table["per-file-ignores"]
         if not isinstance(raw, dict):
-            raise ConfigError(f"{where}: {key_name('per-file-ignores')} must be a table of pattern = [codes]")
+            raise ConfigError(
+                f"{where}: {key_name('per-file-ignores')} must be a table of pattern = [codes], not {_described(raw)}"
+            )
         pairs = []
         for pattern, codes in raw.items():
+            _check_pattern(pattern, where, key_name("per-file-ignores"))
             values = _string_list(codes, where, f"{key_name('per-file-ignores')}.{pattern}")
             _check_selectors(values, path, f"{key_name('per-file-ignores')}.{pattern}")
             pairs.append((pattern, values))
@@ -246,6 +260,8 @@ def config_from_mapping(table: Mapping[str, Any], path: Path | None, prefix: str
         changes["force_exclude"] = _bool(table["force-exclude"], where, key_name("force-exclude"))
     if "max-file-size" in table:
         changes["max_file_size"] = _positive_int(table["max-file-size"], where, key_name("max-file-size"))
+    if "fail-on" in table:
+        changes["fail_on"] = _severity(table["fail-on"], where, key_name("fail-on"))
     if "probe" in table:
         changes["probe"] = _probe_settings(table["probe"], where, key_name("probe"))
     return replace(config, **changes)
@@ -254,9 +270,7 @@ def config_from_mapping(table: Mapping[str, Any], path: Path | None, prefix: str
 def _probe_settings(raw: Any, where: str, name: str) -> ProbeSettings:
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: {name} must be a table")
-    unknown = sorted(set(raw) - _PROBE_KEYS)
-    if unknown:
-        raise ConfigError(f"{where}: unknown key {name}.{unknown[0]!r}; known keys: {', '.join(sorted(_PROBE_KEYS))}")
+    _check_keys(raw, _PROBE_KEYS, where, lambda key: f"{name}.{key}")
     settings = ProbeSettings()
     changes: dict[str, Any] = {}
     if "max-steps" in raw:
@@ -278,11 +292,10 @@ def _probe_settings(raw: Any, where: str, name: str) -> ProbeSettings:
 
 
 def _probe_script(pattern: str, raw: Any, where: str, name: str) -> ProbeScript:
+    _check_pattern(pattern, where, name)
     if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: {name} must be a table")
-    unknown = sorted(set(raw) - _SCRIPT_KEYS)
-    if unknown:
-        raise ConfigError(f"{where}: unknown key {name}.{unknown[0]}; known keys: {', '.join(sorted(_SCRIPT_KEYS))}")
+        raise ConfigError(f"{where}: {name} must be a table, not {_described(raw)}")
+    _check_keys(raw, _SCRIPT_KEYS, where, lambda key: f"{name}.{key}")
     args: tuple[str, ...] = ()
     if "args" in raw:
         if isinstance(raw["args"], str):
@@ -303,29 +316,72 @@ def _probe_script(pattern: str, raw: Any, where: str, name: str) -> ProbeScript:
     )
 
 
+def _check_keys(table: Mapping[str, Any], known: set[str], where: str, key_name: Callable[[str], str]) -> None:
+    """An unknown key is an error that suggests the nearest known one (a typo, usually)."""
+    unknown = sorted(set(table) - known)
+    if not unknown:
+        return
+    key = unknown[0]
+    nearest = difflib.get_close_matches(key, sorted(known), n=1)
+    hint = f"did you mean {key_name(nearest[0])!r}? " if nearest else ""
+    raise ConfigError(f"{where}: unknown key {key_name(key)!r}; {hint}known keys: {', '.join(sorted(known))}")
+
+
+def _check_pattern(pattern: str, where: str, name: str) -> None:
+    try:
+        check_pattern(pattern)
+    except PatternError as exc:
+        raise ConfigError(f"{where}: {name}: {exc}") from None
+
+
 def _string_list(value: Any, where: str, name: str) -> tuple[str, ...]:
     if isinstance(value, str):
-        value = [value]
+        # A string is a common slip (flake8 writes `ignore = E501`): say how to write the list.
+        items = [part.strip() for part in value.split(",") if part.strip()]
+        raise ConfigError(
+            f"{where}: {name} must be a list of strings, not the string {value!r}; "
+            f"write {name.rsplit('.', 1)[-1]} = {json.dumps(items)}"
+        )
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where}: {name} must be a list of strings")
+        raise ConfigError(f"{where}: {name} must be a list of strings, not {_described(value)}")
     return tuple(value)
+
+
+def _described(value: Any) -> str:
+    """A TOML value as an error message names it: `the string '8MB'`, `a table`."""
+    if isinstance(value, list):
+        odd = next((v for v in value if not isinstance(v, str)), None)
+        return f"a list holding {_described(odd)}" if odd is not None else "a list"
+    if isinstance(value, dict):
+        return "a table"
+    kinds = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"))
+    kind = next((label for cls, label in kinds if isinstance(value, cls)), type(value).__name__)
+    shown = json.dumps(value) if isinstance(value, bool) else repr(value)
+    return f"the {kind} {shown}"
+
+
+def _severity(value: Any, where: str, name: str) -> Severity:
+    choices = [severity.value for severity in Severity]
+    if value not in choices:
+        raise ConfigError(f"{where}: {name} must be one of {', '.join(map(json.dumps, choices))}, not {_described(value)}")
+    return Severity(value)
 
 
 def _bool(value: Any, where: str, name: str) -> bool:
     if not isinstance(value, bool):
-        raise ConfigError(f"{where}: {name} must be true or false")
+        raise ConfigError(f"{where}: {name} must be true or false, not {_described(value)}")
     return value
 
 
 def _positive_int(value: Any, where: str, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ConfigError(f"{where}: {name} must be a positive integer")
+        raise ConfigError(f"{where}: {name} must be a positive integer, not {_described(value)}")
     return value
 
 
 def _positive_number(value: Any, where: str, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ConfigError(f"{where}: {name} must be a positive number")
+        raise ConfigError(f"{where}: {name} must be a positive number, not {_described(value)}")
     return float(value)
 
 

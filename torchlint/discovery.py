@@ -3,104 +3,79 @@ explicit file arguments are always checked."""
 
 from __future__ import annotations
 
+import errno
 import os
-import re
+import stat
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from torchlint.config import Config
+from torchlint.globs import PathPattern, PatternError, compile_pattern
 
 SOURCE_SUFFIXES = (".py", ".ipynb")
 
 
-class MissingPathError(Exception):
+class PathError(Exception):
+    """A path named on the command line that cannot be checked; the message names it."""
+
+
+class MissingPathError(PathError):
     def __init__(self, paths: list[str]) -> None:
-        super().__init__(", ".join(paths))
+        super().__init__(f"no such file or folder: {', '.join(paths)}")
         self.paths = paths
+
+
+class UnreadablePathError(PathError):
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        super().__init__("; ".join(f"cannot read {path}: {reason}" for path, reason in problems))
+        self.problems = problems
+
+
+def unreadable_reason(path: Path) -> str | None:
+    """Why a path named on the command line cannot be read, or None when it can.
+
+    A named path that "passes" because it could not be read would tell the user that it
+    was checked: a dangling symlink, a symlink loop and a file without read permission
+    are errors, like a missing path.
+    """
+    try:
+        info = path.stat()
+    except OSError as exc:
+        if path.is_symlink():
+            if exc.errno == errno.ELOOP:
+                return "a symbolic link loop"
+            return f"a symbolic link to {os.readlink(path)}, which does not exist"
+        return exc.strerror or str(exc)
+    wanted = os.R_OK | (os.X_OK if stat.S_ISDIR(info.st_mode) else 0)
+    if not os.access(path, wanted):
+        return "permission denied"
+    return None
 
 
 @dataclass(frozen=True)
 class IgnorePattern:
-    """One gitignore-style pattern, relative to the folder `base`."""
+    """One exclude or gitignore pattern, relative to the folder `base`."""
 
     base: Path
-    regex: re.Pattern[str]
-    negated: bool
-    dir_only: bool
-    anchored: bool
+    pattern: PathPattern
+
+    @property
+    def negated(self) -> bool:
+        return self.pattern.negated
 
     def matches(self, path: Path, is_dir: bool) -> bool:
-        if self.dir_only and not is_dir:
-            return False
-        if not self.anchored:
-            return self.regex.fullmatch(path.name) is not None
+        if not self.pattern.anchored:
+            return self.pattern.matches(path.name, is_dir)
         try:
             rel = path.relative_to(self.base).as_posix()
         except ValueError:
             return False
-        return rel != "." and self.regex.fullmatch(rel) is not None
+        return self.pattern.matches(rel, is_dir)
 
 
 def parse_pattern(line: str, base: Path) -> IgnorePattern | None:
-    line = line.rstrip("\n")
-    if not line.strip() or line.startswith("#"):
-        return None
-    if not line.endswith("\\ "):
-        line = line.rstrip()
-    negated = line.startswith("!")
-    if negated:
-        line = line[1:]
-    elif line.startswith("\\!") or line.startswith("\\#"):
-        line = line[1:]
-    dir_only = line.endswith("/")
-    line = line.rstrip("/")
-    if not line:
-        return None
-    anchored = "/" in line
-    line = line.lstrip("/")
-    return IgnorePattern(base, _glob_regex(line), negated, dir_only, anchored)
-
-
-@lru_cache(maxsize=1024)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    out = []
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("/**", i) and i + 3 == len(pattern):
-            out.append("/.*")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            close = pattern.find("]", i + 2)
-            if close < 0:
-                out.append(re.escape(c))
-                i += 1
-            else:
-                body = pattern[i + 1 : close]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                i = close + 1
-        elif c == "\\" and i + 1 < len(pattern):
-            out.append(re.escape(pattern[i + 1]))
-            i += 2
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return re.compile("".join(out))
+    pattern = compile_pattern(line)
+    return IgnorePattern(base, pattern) if pattern is not None else None
 
 
 def _read_gitignore(folder: Path) -> list[IgnorePattern]:
@@ -144,11 +119,15 @@ def _is_virtualenv(folder: Path) -> bool:
 
 
 def discover(paths: list[str], config: Config, cwd: Path | None = None) -> list[Path]:
-    """Files to check under `paths`, sorted and without duplicates."""
+    """Files to check under `paths`, sorted and without duplicates. Raises `PathError`
+    for a path that does not exist or cannot be read."""
     cwd = cwd or Path.cwd()
     missing = [p for p in paths if not os.path.lexists(cwd / p)]
     if missing:
         raise MissingPathError(missing)
+    unreadable = [(p, reason) for p in paths if (reason := unreadable_reason(cwd / p)) is not None]
+    if unreadable:
+        raise UnreadablePathError(unreadable)
     root = (config.root or cwd).resolve()
     excludes = [
         p

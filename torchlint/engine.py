@@ -121,11 +121,7 @@ _OPENING = frozenset("([{")
 
 def parse(source: str) -> cst.Module:
     """Parse `source`, raising `ParseFailure` with CPython's own reason when it is not Python."""
-    nul = source.find("\0")
-    if nul >= 0:
-        line = source.count("\n", 0, nul) + 1
-        column = nul - (source.rfind("\n", 0, nul) + 1) + 1
-        raise ParseFailure(line, column, "source contains a NUL byte")
+    _refuse_nul(source)
     if not plainly_shallow(source):
         _guard(source)
     try:
@@ -136,6 +132,25 @@ def parse(source: str) -> cst.Module:
         raise ParseFailure(exc.raw_line, exc.raw_column + 1, f"LibCST cannot parse this code: {reason}") from None
     except (RecursionError, MemoryError):
         raise ParseFailure(1, 1, "code is nested too deeply for LibCST's parser") from None
+
+
+def syntax_problem(source: str) -> tuple[int, int, str] | None:
+    """Where and why CPython's parser rejects `source` (line, column, reason), or None.
+    About a sixth of LibCST's parse time: cheap enough to try each notebook cell alone."""
+    try:
+        _refuse_nul(source)
+        _guard(source)
+    except ParseFailure as failure:
+        return failure.line, failure.column, failure.reason
+    return None
+
+
+def _refuse_nul(source: str) -> None:
+    nul = source.find("\0")
+    if nul >= 0:
+        line = source.count("\n", 0, nul) + 1
+        column = nul - (source.rfind("\n", 0, nul) + 1) + 1
+        raise ParseFailure(line, column, "source contains a NUL byte")
 
 
 def plainly_shallow(source: str) -> bool:
@@ -250,7 +265,7 @@ def check_source(source: str, filename: str, rules: Sequence[Rule]) -> list[Find
     kept = [
         f
         for f in findings
-        if f.is_internal_error or not suppressions.suppresses(f.code, f.name, range(f.line, f.end_line + 1))
+        if f.is_internal_error or not suppressions.suppresses(f.code, f.name, f.line)
     ]
     return sorted(set(kept))
 

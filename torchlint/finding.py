@@ -12,6 +12,13 @@ class Severity(str, Enum):
     WARNING = "warning"
     INFO = "info"
 
+    def at_least(self, threshold: Severity) -> bool:
+        """Whether this severity is `threshold` or graver (`--fail-on` compares so)."""
+        return _RANK[self] >= _RANK[threshold]
+
+
+_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
+
 
 @dataclass(frozen=True, order=True)
 class Edit:
@@ -53,6 +60,8 @@ PARSE_ERROR_CODE = "TL000"
 PARSE_ERROR_NAME = "parse-error"
 INTERNAL_ERROR_CODE = "TL999"
 INTERNAL_ERROR_NAME = "internal-error"
+FILE_TOO_LARGE_CODE = "TL998"
+FILE_TOO_LARGE_NAME = "file-too-large"
 
 
 @dataclass(frozen=True, order=True)
@@ -117,10 +126,18 @@ class Finding:
         )
 
 
+FILE_PROBLEMS = {
+    PARSE_ERROR_CODE: (PARSE_ERROR_NAME, Severity.ERROR),
+    FILE_TOO_LARGE_CODE: (FILE_TOO_LARGE_NAME, Severity.INFO),
+    INTERNAL_ERROR_CODE: (INTERNAL_ERROR_NAME, Severity.ERROR),
+}
+
+
 def file_problem(filename: str, code: str, message: str, line: int = 1, column: int = 1) -> Finding:
     """A finding about the file rather than its code: `TL000` (cannot be read or parsed,
-    at the offending position) or `TL999` (torchlint failed on it)."""
-    name = PARSE_ERROR_NAME if code == PARSE_ERROR_CODE else INTERNAL_ERROR_NAME
+    at the offending position), `TL998` (over `max-file-size`, not checked; info, so
+    that it fails a run only with `--fail-on info`) or `TL999` (torchlint failed on it)."""
+    name, severity = FILE_PROBLEMS[code]
     return Finding(
         filename=filename,
         cell=0,
@@ -131,5 +148,5 @@ def file_problem(filename: str, code: str, message: str, line: int = 1, column: 
         code=code,
         name=name,
         message=message,
-        severity=Severity.ERROR,
+        severity=severity,
     )

@@ -1,14 +1,16 @@
 """Jupyter notebooks as Python source.
 
 The code cells are joined into one module, one cell after another, so that rules see
-names defined in earlier cells. IPython syntax that is not Python (line magics
+names defined in earlier cells; a cell that does not parse on its own (Jupyter runs
+cells one at a time) is reported by itself and left out of the join. IPython syntax that is not Python (line magics
 `%time`, cell magics `%%bash`, shell lines `!pip ...`, help `obj?`) is masked line
 for line, so every line keeps its number and every column its place. Findings are
 mapped back to the cell (numbered from 1 over all cells, markdown included, as ruff
 and the notebook editors count) and the line in that cell. Fixed cells are written
 back by replacing only their `source` values in the JSON text.
 
-Pure: no file I/O (`sources.py` reads notebooks) and no parsing of Python here.
+Pure: no file I/O (`sources.py` reads notebooks) and no parsing of Python here (the
+engine's parsers come in as functions).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Sequence
 
-from torchlint.finding import PARSE_ERROR_CODE, Edit, Finding
+from torchlint.finding import PARSE_ERROR_CODE, Edit, Finding, file_problem
 from torchlint.newlines import newline_style, normalize, restore
 
 # Cell magics whose body is Python; the body of any other cell magic (%%bash,
@@ -210,29 +212,64 @@ class _LogicalLines:
             self.quote = None  # an unterminated one-line string: the parser will say so
 
 
-def check(nb: Notebook, check_python: Callable[[str], list[Finding]]) -> list[Finding]:
-    """Check the joined cells with `check_python` and map the findings to cells.
+# Where and why a piece of Python does not parse: (line, column, reason), or None.
+SyntaxProblem = Callable[[str], "tuple[int, int, str] | None"]
 
-    A cell that does not parse gets its own TL000 and is blanked, so that the other
-    cells are still checked.
+
+def check(
+    nb: Notebook, filename: str, check_python: Callable[[str], list[Finding]], syntax_problem: SyntaxProblem
+) -> list[Finding]:
+    """Check the cells with `check_python` and map the findings to cells.
+
+    Jupyter runs cells one at a time, so each cell must parse on its own: a cell that
+    does not (an exercise stub `def f():` with only a comment in its body) gets one TL000
+    at its own line and is left out. The cells that parse are checked joined, so that
+    rules see the model of cell 1 trained in cell 3; their findings keep their cells.
     """
-    python = nb.python
-    broken: list[Finding] = []
+    broken: dict[int, Finding] = {}
+    lines = nb.python.split("\n")
+    for cell in nb.cells:
+        # The cell as the rules see it (magics masked), alone.
+        alone = "".join(line + "\n" for line in lines[cell.start - 1 : cell.start - 1 + cell.lines])
+        problem = syntax_problem(alone)
+        if problem is not None:
+            broken[cell.number] = _cell_error(filename, cell, *problem, "on its own")
+    python = _blank(nb.python, [c for c in nb.cells if c.number in broken])
+    # Cells that each parse may still fail LibCST's parser, or parse only apart: the
+    # joined text's parse error then names the cell it falls in, which is left out too.
     for _ in range(len(nb.cells) + 1):
         findings = check_python(python)
         error = next((f for f in findings if f.code == PARSE_ERROR_CODE), None)
         cell = nb.cell_at(error.line) if error else None
-        if error is None or cell is None or any(b.cell == cell.number for b in broken):
+        if error is None or cell is None or cell.number in broken:
             break
-        broken.append(_in_cell(replace(error, message=error.message.replace("this file", "this cell")), cell))
-        python = _blank(python, cell)
-    return sorted([*broken, *(to_cell(nb, f) for f in findings)])
+        reason = error.message.split(": ", 1)[-1]
+        broken[cell.number] = _cell_error(filename, cell, error.line - cell.start + 1, error.column, reason, "")
+        python = _blank(python, [cell])
+    kept = [to_cell(nb, f) for f in findings if f.code != PARSE_ERROR_CODE or not _is_cell_error(nb, f, broken)]
+    return sorted([*broken.values(), *kept])
 
 
-def _blank(python: str, cell: Cell) -> str:
+def _cell_error(filename: str, cell: Cell, line: int, column: int, reason: str, how: str) -> Finding:
+    # An error "at the end of the cell" points past its last line: show the last line.
+    line = min(max(line, 1), max(cell.lines, 1))
+    where = f" {how}" if how else ""
+    message = f"cannot parse cell {cell.number}{where}: {reason}; the other cells are checked without it"
+    return replace(file_problem(filename, PARSE_ERROR_CODE, message, line, column), cell=cell.number)
+
+
+def _is_cell_error(nb: Notebook, finding: Finding, broken: dict[int, Finding]) -> bool:
+    cell = nb.cell_at(finding.line)
+    return cell is not None and cell.number in broken
+
+
+def _blank(python: str, cells: Sequence[Cell]) -> str:
+    if not cells:
+        return python
     lines = python.split("\n")
-    for i in range(cell.start - 1, cell.start - 1 + cell.lines):
-        lines[i] = ""
+    for cell in cells:
+        for i in range(cell.start - 1, cell.start - 1 + cell.lines):
+            lines[i] = ""
     return "\n".join(lines)
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from torchlint.config import DEVICES, ConfigError
-from torchlint.discovery import MissingPathError
+from torchlint.discovery import PathError
 
 if TYPE_CHECKING:
     from torchlint.runtime_probe.api import ProbeResult
@@ -90,8 +90,8 @@ def _probe(
     cwd = Path.cwd()
     try:
         chosen = plan(targets, config, options, cwd)
-    except MissingPathError as exc:
-        fail(f"no such file or folder: {', '.join(exc.paths)}")
+    except PathError as exc:
+        fail(str(exc))
     if script_args is not None and len(chosen.scripts) > 1:
         fail(
             f"arguments after `--` are for one script, but {len(chosen.scripts)} would run; "

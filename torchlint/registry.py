@@ -15,12 +15,7 @@ import re
 from functools import cached_property, lru_cache
 from typing import Iterator, Sequence, overload
 
-from torchlint.finding import (
-    INTERNAL_ERROR_CODE,
-    INTERNAL_ERROR_NAME,
-    PARSE_ERROR_CODE,
-    PARSE_ERROR_NAME,
-)
+from torchlint.finding import FILE_PROBLEMS
 from torchlint.rule import Rule, RuleMeta
 
 CODE_PATTERN = re.compile(r"^TL\d{3}$")
@@ -29,7 +24,7 @@ MODULE_PATTERN = re.compile(r"^tl(\d{3})_([a-z0-9_]+)$")
 RULES_PACKAGE = "torchlint.rules"
 
 # Codes that no rule class owns but that selection and suppression must know.
-BUILTIN_CODES = {PARSE_ERROR_CODE: PARSE_ERROR_NAME, INTERNAL_ERROR_CODE: INTERNAL_ERROR_NAME}
+BUILTIN_CODES = {code: name for code, (name, _) in FILE_PROBLEMS.items()}
 
 
 class RegistryError(Exception):

@@ -14,7 +14,10 @@ from pathlib import Path
 from torchlint.newlines import newline_style, normalize, restore
 from torchlint.notebook import Notebook, NotebookError, parse_notebook
 
-DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
+# Checking a file takes about 580 bytes of memory per byte of source at its peak (LibCST's
+# tree): 1.5 MB keeps a run under 1 GB (docs/performance.md, bench/max_file_size.py) and
+# still checks the largest module of torch (1.4 MB).
+DEFAULT_MAX_FILE_BYTES = 1_500_000
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,9 @@
 """Suppression comments: `# torchlint: disable=TL001,TL003`, `# noqa[: codes]`, and
-`# torchlint: disable-file=TL003` anywhere in a file."""
+`# torchlint: disable-file=TL003` anywhere in a file.
+
+A line comment applies to the findings reported on its line (a finding's first line),
+as in flake8 and ruff: a `# noqa` somewhere inside the body of a loop that a finding
+spans does not silence that finding."""
 
 from __future__ import annotations
 
@@ -29,14 +33,10 @@ class Suppressions:
     by_line: dict[int, tuple[str, ...]]
     whole_file: tuple[str, ...]
 
-    def suppresses(self, code: str, name: str, lines: range) -> bool:
-        if any(matches(sel, code, name) for sel in self.whole_file):
-            return True
-        for line in lines:
-            selectors = self.by_line.get(line)
-            if selectors and any(matches(sel, code, name) for sel in selectors):
-                return True
-        return False
+    def suppresses(self, code: str, name: str, line: int) -> bool:
+        """Whether a finding of rule `code`/`name` reported on `line` is suppressed."""
+        selectors = (*self.whole_file, *self.by_line.get(line, ()))
+        return any(matches(sel, code, name) for sel in selectors)
 
 
 def parse_suppressions(source: str) -> Suppressions:

@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
-from torchlint.finding import Finding
+from torchlint.finding import Finding, Severity
 from torchlint.rule import RuleMeta
 
 
@@ -32,6 +32,8 @@ class ReportContext:
     # How many findings `--fix` fixed, and whether unsafe fixes count as applicable.
     fixed: int = 0
     unsafe_fixes: bool = False
+    # The lowest severity that fails the run (`--fail-on`), for formats that mark failures.
+    fail_on: Severity = Severity.WARNING
 
 
 class Renderer(Protocol):

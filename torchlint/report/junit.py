@@ -1,5 +1,6 @@
 """JUnit XML, which CI systems show as a test report: one test case per checked file,
-failing with the file's findings."""
+failing with the file's findings at or above `--fail-on`; findings below it (info, by
+default) are listed in the case's output without failing it."""
 
 from __future__ import annotations
 
@@ -26,28 +27,32 @@ def _location(finding: Finding) -> str:
     return f"{finding.filename}:{cell}{finding.line}:{finding.column}"
 
 
+def _lines(findings: Sequence[Finding]) -> str:
+    return "".join(
+        f"{_location(f)}: {f.code} [{f.name}] {f.severity.value}: {f.message}\n" for f in findings
+    )
+
+
 def render(findings: Sequence[Finding], context: ReportContext) -> str:
     by_file: dict[str, list[Finding]] = defaultdict(list)
     for finding in findings:
         by_file[finding.filename].append(finding)
     files = list(dict.fromkeys([*context.files, *by_file]))
-    failures = sum(1 for name in files if by_file.get(name))
+    failing = {name: [f for f in found if f.severity.at_least(context.fail_on)] for name, found in by_file.items()}
+    failures = sum(1 for name in files if failing.get(name))
     counts = {"tests": str(len(files)), "failures": str(failures), "errors": "0", "skipped": "0"}
     root = ET.Element("testsuites", {"name": "torchlint", **counts})
     suite = ET.SubElement(root, "testsuite", {"name": "torchlint", **counts})
     for name in files:
         case = ET.SubElement(suite, "testcase", {"classname": "torchlint", "name": _clean(name), "file": _clean(name)})
-        found = by_file.get(name)
-        if not found:
-            continue
-        codes = ", ".join(dict.fromkeys(f"{f.code} {f.name}" for f in found))
-        failure = ET.SubElement(
-            case,
-            "failure",
-            {"message": _clean(f"{len(found)} finding{'s' if len(found) != 1 else ''}: {codes}"), "type": found[0].code},
-        )
-        failure.text = _clean(
-            "\n".join(f"{_location(f)}: {f.code} [{f.name}] {f.message}" for f in found) + "\n"
-        )
+        found = failing.get(name)
+        if found:
+            codes = ", ".join(dict.fromkeys(f"{f.code} {f.name}" for f in found))
+            message = f"{len(found)} finding{'s' if len(found) != 1 else ''}: {codes}"
+            failure = ET.SubElement(case, "failure", {"message": _clean(message), "type": found[0].code})
+            failure.text = _clean(_lines(found))
+        passing = [f for f in by_file.get(name, ()) if not f.severity.at_least(context.fail_on)]
+        if passing:
+            ET.SubElement(case, "system-out").text = _clean(_lines(passing))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

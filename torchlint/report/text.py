@@ -1,5 +1,6 @@
-"""`path:line:col: CODE [name] message` (`path:cell N:line:col:` in notebooks), the source
-line under it with a `fix:` line when `--fix` can fix it, and a summary."""
+"""`path:line:col: CODE [name] severity: message` (`path:cell N:line:col:` in notebooks),
+the source line under it with a `fix:` line when `--fix` can fix it, and a summary that
+counts findings by severity."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
-from torchlint.finding import Finding
+from torchlint.finding import Finding, Severity
 from torchlint.report import ReportContext
 
 NAME = "text"
@@ -22,7 +23,7 @@ def render(findings: Sequence[Finding], context: ReportContext) -> str:
     lines: list[str] = []
     cache: dict[tuple[str, int], list[str]] = {}
     for finding in findings:
-        lines.append(f"{location(finding)}: {finding.code} [{finding.name}] {finding.message}")
+        lines.append(f"{location(finding)}: {finding.code} [{finding.name}] {finding.severity.value}: {finding.message}")
         if context.show_source:
             snippet = _snippet(finding, cache, context)
             if snippet:
@@ -33,14 +34,18 @@ def render(findings: Sequence[Finding], context: ReportContext) -> str:
     if context.statistics and findings:
         if lines:
             lines.append("")
-        counts = Counter((f.code, f.name) for f in findings)
+        counts = Counter((f.code, f.name, f.severity.value) for f in findings)
         width = max(len(str(n)) for n in counts.values())
-        for (code, name), count in sorted(counts.items()):
-            lines.append(f"{count:>{width}}  {code}  {name}")
+        name_width = max(len(name) for _, name, _ in counts)
+        for (code, name, severity), count in sorted(counts.items()):
+            lines.append(f"{count:>{width}}  {code}  {name:<{name_width}}  {severity}")
+        lines.append("")
+        for severity, count in severity_counts(findings):
+            lines.append(f"{count:>{width}}  {severity.value}")
     if context.show_summary:
         if lines:
             lines.append("")
-        lines.append(summary(findings, context.files_checked, context.fixed))
+        lines.append(summary(findings, context.files_checked, context.fixed, context.fail_on))
         fixes = fix_summary(findings, context.unsafe_fixes)
         if fixes:
             lines.append(fixes)
@@ -55,14 +60,29 @@ def _count(n: int, noun: str, plural: str = "") -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
-def summary(findings: Sequence[Finding], files_checked: int, fixed: int = 0) -> str:
+def summary(
+    findings: Sequence[Finding], files_checked: int, fixed: int = 0, fail_on: Severity = Severity.WARNING
+) -> str:
     files = _count(files_checked, "file")
     if not findings:
         done = f"Fixed {_count(fixed, 'finding')}; all" if fixed else "All"
         return f"{done} checks passed ({files} checked)."
     by_file = len({f.filename for f in findings})
     done = f" ({fixed} fixed)" if fixed else ""
-    return f"Found {_count(len(findings), 'finding')} in {by_file} of {files} checked{done}."
+    kinds = ", ".join(_count(n, severity.value, _PLURALS[severity]) for severity, n in severity_counts(findings))
+    found = f"Found {_count(len(findings), 'finding')} ({kinds}) in {by_file} of {files} checked{done}"
+    if not any(f.severity.at_least(fail_on) for f in findings):
+        return f"{found}; none is at or above --fail-on {fail_on.value}, so the run passes."
+    return found + "."
+
+
+_PLURALS = {Severity.ERROR: "errors", Severity.WARNING: "warnings", Severity.INFO: "info"}
+
+
+def severity_counts(findings: Sequence[Finding]) -> list[tuple[Severity, int]]:
+    """How many findings of each severity there are, gravest first, leaving out zeros."""
+    counts = Counter(f.severity for f in findings)
+    return [(severity, counts[severity]) for severity in Severity if counts[severity]]
 
 
 def fix_summary(findings: Sequence[Finding], unsafe_fixes: bool) -> str:

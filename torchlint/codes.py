@@ -1,0 +1,129 @@
+"""The documentation of every code that torchlint's output can show, as `torchlint
+explain` prints it: the rules' (their docstrings), the codes that no rule owns (TL000,
+TL998, TL999, documented here) and the probe's runtime codes (TL101-TL104, documented
+beside their definitions in `runtime_probe/protocol.py`, which does not import torch).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from torchlint.finding import (
+    FILE_PROBLEMS,
+    FILE_TOO_LARGE_CODE,
+    INTERNAL_ERROR_CODE,
+    PARSE_ERROR_CODE,
+    Severity,
+)
+from torchlint.runtime_probe.protocol import RUNTIME_DOCS, RUNTIME_NAMES
+
+FILE_PROBLEM_DOCS = {
+    PARSE_ERROR_CODE: (
+        "a file, or a notebook cell, that cannot be read or parsed",
+        """\
+## What is reported
+
+One TL000 per file, at the offending position, with the reason, when torchlint cannot
+turn a file it checks into a syntax tree; the run goes on with the other files.
+
+Reported for every `.py` and `.ipynb` file checked, because every one is read and decoded:
+
+- bytes that are not valid text in the file's declared encoding (UTF-8 by default), or an
+  unknown encoding declaration;
+- a file found in a folder that cannot be read (no read permission); a path named on the
+  command line that cannot be read is an error instead (exit status 2);
+- a notebook that is not valid JSON, is older than nbformat 4, or has a cell whose
+  `source` is not text.
+
+Reported only for files that torchlint parses, that is files containing the trigger words
+of at least one enabled rule (`backward` and `step(` for TL001, a timing call and `cuda`
+for TL002, `.view` and a transposing call for TL003, ...):
+
+- a syntax error (with CPython's own message and position);
+- a NUL byte;
+- code nested more deeply than CPython's or LibCST's parser accepts;
+- in a notebook, a code cell that does not parse on its own (Jupyter runs cells one at a
+  time): the TL000 names that cell, at a line of it, and the other cells are still checked.
+
+## What is not reported
+
+A file that contains no enabled rule's trigger words is never parsed: this prefilter is
+what makes torchlint fast on large trees. A syntax error in such a file is **not**
+reported, and neither is one in a file whose rules are all deselected. torchlint is no
+syntax checker: use `python -m py_compile`, ruff or your tests for that.
+
+## Severity
+
+An error: it fails the run with any `--fail-on`. `ignore = ["TL000"]` (or `--ignore TL000`)
+hides it; `select` does not, since an unparsed file hides whatever it holds.""",
+    ),
+    FILE_TOO_LARGE_CODE: (
+        "a file over `max-file-size`, not checked",
+        """\
+## What is reported
+
+A file that contains some rule's trigger words but is larger than `max-file-size`
+(1.5 MB by default) is not parsed. Checking a file takes about 600 bytes of memory per
+byte of source at its peak (LibCST's syntax tree; see docs/performance.md): a 5.8 MB
+generated module would need some 3.3 GB. The notice gives the file's size and the
+setting that checks it:
+
+```toml
+[tool.torchlint]
+max-file-size = 6000000   # bytes
+```
+
+## Severity
+
+Info: it is shown in every output format but does not fail the run, since the file
+may well be fine; `--fail-on info` makes it fail. `ignore = ["TL998"]` hides it.""",
+    ),
+    INTERNAL_ERROR_CODE: (
+        "torchlint itself failed on a file (a bug in torchlint)",
+        """\
+## What is reported
+
+A rule raised an exception on a file (its other findings and the other rules' are kept),
+or the worker process checking a file died (a crash in native code, the out-of-memory
+killer), which loses that file's findings. The message names the rule, the exception and
+where it was raised.
+
+## Severity
+
+An error, and the run exits with status 2 whatever `--fail-on` says: the result is
+incomplete. Please report it with the file (or a reduced copy) that triggers it.""",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class CodeDoc:
+    code: str
+    name: str
+    summary: str
+    # None for the probe's runtime codes, whose severity follows their status.
+    severity: Severity | None
+    body: str
+
+    def render(self) -> str:
+        head = f"# {self.code} {self.name}\n\n{self.summary}\n\n"
+        if self.severity is not None:
+            head += f"Severity: {self.severity.value}. Autofix: none.\n\n"
+        return head + self.body.rstrip("\n") + "\n"
+
+
+def code_doc(key: str) -> CodeDoc | None:
+    """The documentation of a code that no rule owns, by code or name; None if unknown."""
+    key_upper, key_lower = key.upper(), key.lower()
+    for code, (summary, body) in FILE_PROBLEM_DOCS.items():
+        name, severity = FILE_PROBLEMS[code]
+        if key_upper == code or key_lower == name:
+            return CodeDoc(code, name, summary, severity, body)
+    for code, name in RUNTIME_NAMES.items():
+        if key_upper == code or key_lower == name:
+            summary = (
+                "A runtime finding of `torchlint probe`: observed while the script ran, never "
+                "reported by `torchlint check`. Its severity is error when found or confirmed."
+            )
+            return CodeDoc(code, name, summary, None, RUNTIME_DOCS[code])
+    return None
