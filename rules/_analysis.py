@@ -923,6 +923,13 @@ def target_elements(target: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [target]
 
 
+# torch functions that create a tensor from nothing or from shapes: a fill kernel at most.
+TENSOR_FACTORIES = frozenset(
+    """zeros ones empty full arange linspace logspace eye rand randn randint randperm zeros_like
+    ones_like empty_like full_like rand_like randn_like randint_like""".split()
+)
+
+
 def target_names(target: cst.BaseExpression) -> list[cst.Name]:
     """Bare names bound by an assignment target (`a`, `a, (b, *c)`); not `x.a` or `x[i]`."""
     return [leaf for leaf in target_elements(target) if isinstance(leaf, cst.Name)]
