@@ -17,7 +17,7 @@ from torchlint.finding import Finding
 from torchlint.runtime_probe import runner
 from torchlint.runtime_probe.ending import Ending, ending
 from torchlint.runtime_probe.protocol import Crash, RankReport
-from torchlint.runtime_probe.statuses import FAILING, ProbedFinding, Status, assign, checked_lines
+from torchlint.runtime_probe.statuses import FAILING, ProbedFinding, assign, checked_lines
 from torchlint.sources import SourceFile, read_source
 
 
@@ -74,9 +74,6 @@ class ScriptResult:
             max_steps=self.max_steps,
             timeout=self.timeout,
         )
-
-    def count(self, status: Status) -> int:
-        return sum(1 for f in self.findings if f.status is status)
 
 
 @dataclass(frozen=True)
