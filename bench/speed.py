@@ -14,7 +14,11 @@ In one run, on the files torchlint itself discovers under PATH (default settings
   environment's LibCST is then measured too, to compare them with their own parser).
 
 Each runs in a fresh process from a scratch working folder (so the cache lands there).
-Reported per run: wall time, CPU time of the process tree, files/s and lines/s, peak
+Every tool must say how many files it checked (torchlint's and the tools' summaries, the
+bare loop's count), and a comparison in which one checked no file is refused: Fixit, for
+one, skips whatever the enclosing repository's `.gitignore` lists (a `.venv`), and would
+otherwise be timed doing nothing. Copy such files to a folder outside any repository.
+Reported per run: files checked, wall time, CPU time of the process tree, files/s and lines/s, peak
 memory of the process tree (RSS summed over its processes, and PSS, which counts pages
 that forked workers share only once), and the ratios of wall and CPU time to the bare
 parse. With `--repeat N`, all commands run N times in interleaved rounds and each row
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -38,14 +43,27 @@ from pathlib import Path
 
 BARE_PARSE = """
 import sys, libcst
-for path in open(sys.argv[1], encoding="utf-8").read().splitlines():
+paths = open(sys.argv[1], encoding="utf-8").read().splitlines()
+for path in paths:
     with open(path, "rb") as f:
         data = f.read()
     try:
         libcst.parse_module(data)
     except Exception:
         pass
+print(f"parsed {len(paths)} files")
 """
+# How each command says how many files it checked, in its output: the bare loop,
+# torchlint's summary, TorchFix ("Finished checking 89 files."), Fixit ("1 file checked,
+# ..." when it reports something, "89 files clean" when not, "0 files clean" when it
+# skipped them all).
+CHECKED = (
+    re.compile(r"parsed (\d+) files"),
+    re.compile(r"\((\d+) files? checked\)|of (\d+) files? checked"),
+    re.compile(r"Finished checking (\d+) files?"),
+    re.compile(r"(\d+) files? checked"),
+    re.compile(r"(\d+) files? clean"),
+)
 
 
 @dataclass(frozen=True)
@@ -57,6 +75,35 @@ class Run:
     rss_mb: float
     pss_mb: float
     returncode: int
+    # Files the command said it checked; None when it said nothing recognisable.
+    checked: int | None = None
+    last_output: str = ""
+
+
+def files_checked(output: str) -> int | None:
+    """The number of files a command's output says it checked (the last such statement)."""
+    for pattern in CHECKED:
+        found = pattern.findall(output)
+        if found:
+            last = found[-1]
+            return int(next(group for group in last if group) if isinstance(last, tuple) else last)
+    return None
+
+
+def refusals(runs: list[Run]) -> list[str]:
+    """Why the comparison cannot stand: a command that checked no file, or did not say how
+    many it checked, would be timed for its start-up alone."""
+    reasons = []
+    for run in runs:
+        if run.checked is None:
+            reasons.append(f"{run.name} did not say how many files it checked (its output ended: {run.last_output!r})")
+        elif run.checked == 0:
+            reasons.append(
+                f"{run.name} checked no file (its output ended: {run.last_output!r}): it skips files that an "
+                "enclosing repository ignores (.gitignore) or that its configuration excludes; copy them to a "
+                "folder outside any repository and measure there"
+            )
+    return reasons
 
 
 class TreeMemory:
@@ -108,18 +155,33 @@ class TreeMemory:
 
 
 def measure(name: str, argv: list[str], cwd: Path) -> Run:
+    output = cwd / f".output-{os.getpid()}.txt"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    memory = TreeMemory(process.pid)
-    _, err = process.communicate()
+    with open(output, "wb") as sink:
+        process = subprocess.Popen(argv, cwd=cwd, stdout=sink, stderr=subprocess.STDOUT)
+        memory = TreeMemory(process.pid)
+        process.wait()
     wall = time.perf_counter() - start
     memory.stop()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    text = output.read_text(encoding="utf-8", errors="replace")
+    output.unlink()
     if process.returncode not in (0, 1) and not name.startswith(("torchfix", "fixit")):
-        sys.stderr.write(f"{name}: exit status {process.returncode}\n{err.decode(errors='replace')[-2000:]}\n")
-    return Run(name, " ".join(argv), wall, cpu, memory.peak_rss / 2**20, memory.peak_pss / 2**20, process.returncode)
+        sys.stderr.write(f"{name}: exit status {process.returncode}\n{text[-2000:]}\n")
+    last = next((line.strip() for line in reversed(text.splitlines()) if line.strip()), "")
+    return Run(
+        name,
+        " ".join(argv),
+        wall,
+        cpu,
+        memory.peak_rss / 2**20,
+        memory.peak_pss / 2**20,
+        process.returncode,
+        files_checked(text),
+        last[-200:],
+    )
 
 
 def measure_all(commands: list[tuple[str, list[str]]], cwd: Path, repeat: int) -> list[Run]:
@@ -155,9 +217,10 @@ def main() -> None:
     lines = sum(path.read_bytes().count(b"\n") for path in files)
     targets = [str(Path(p).resolve()) for p in args.paths]
     python = sys.executable
-    # The default settings, but with every file checked whatever its size, as the bare parse does.
+    # The default settings, but with every file checked whatever its size, as the bare parse does;
+    # --statistics: a summary that counts the files checked, without printing every finding.
     largest = max((path.stat().st_size for path in files), default=0)
-    torchlint = [python, "-m", "torchlint", "check", "--exit-zero", "-q"]
+    torchlint = [python, "-m", "torchlint", "check", "--exit-zero", "--statistics"]
     all_cores = ["--jobs", str(args.jobs)] if args.jobs else []
     cpus = args.jobs or len(os.sched_getaffinity(0))
 
@@ -178,6 +241,9 @@ def main() -> None:
         if not args.no_tools:
             commands.extend(external_tools(targets, listing, args.tools_venv))
         runs = measure_all(commands, work, args.repeat)
+    reasons = refusals(runs)
+    if reasons:
+        sys.exit("refusing the comparison:\n" + "\n".join(f"- {reason}" for reason in reasons))
     report(runs, len(files), lines)
 
 
@@ -207,16 +273,21 @@ def report(runs: list[Run], files: int, lines: int) -> None:
     import libcst
 
     print(f"libcst {getattr(libcst, 'LIBCST_VERSION', None) or _version('libcst')}\n")
-    print("| run | wall s | CPU s | files/s | lines/s | peak RSS MB | peak PSS MB | wall ratio | CPU ratio |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| run | files checked | wall s | CPU s | files/s | lines/s | peak RSS MB | peak PSS MB | wall ratio | CPU ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for run in runs:
         print(
-            f"| {run.name} | {run.wall:.2f} | {run.cpu:.2f} | {files / run.wall:,.0f} | {lines / run.wall:,.0f} "
+            f"| {run.name} | {run.checked:,} | {run.wall:.2f} | {run.cpu:.2f} | {files / run.wall:,.0f} | {lines / run.wall:,.0f} "
             f"| {run.rss_mb:,.0f} | {run.pss_mb:,.0f} | {run.wall / bare.wall:.3f}x | {run.cpu / bare.cpu:.3f}x |"
         )
     failed = [run for run in runs if run.returncode not in (0, 1) and not run.name.startswith(("torchfix", "fixit"))]
     for run in failed:
         print(f"\n{run.name} failed (exit status {run.returncode}): {run.command}")
+    unlike = [run for run in runs if run.checked != files]
+    if unlike:
+        print()
+    for run in unlike:
+        print(f"{run.name} said it checked {run.checked:,} files, where the bare parse read {files:,}")
 
 
 def _version(package: str) -> str:

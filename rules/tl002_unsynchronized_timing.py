@@ -29,11 +29,6 @@ TORCH_HOST_ONLY = frozenset(
     """device manual_seed seed no_grad inference_mode enable_grad autocast load save compile
     tensor as_tensor from_numpy is_tensor is_grad_enabled numel typename""".split()
 )
-# Factories launch at most a fill kernel: not the work anyone times.
-TORCH_FACTORIES = frozenset(
-    """zeros ones empty full arange linspace logspace eye rand randn randint randperm zeros_like
-    ones_like empty_like full_like rand_like randn_like randint_like""".split()
-)
 TORCH_OP_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
 # Tensor methods that are unmistakably GPU compute (generic names such as `add` or `sum`
 # are left out: too many non-tensor objects have them).
@@ -673,7 +668,8 @@ def _is_torch_op(callee: str) -> bool:
             op[:1].islower()
             and not op.startswith(("set_", "get_", "is_", "_"))
             and op not in TORCH_HOST_ONLY
-            and op not in TORCH_FACTORIES
+            # Factories launch at most a fill kernel: not the work anyone times.
+            and op not in an.TENSOR_FACTORIES
         )
     return callee.startswith(TORCH_OP_NAMESPACES) and len(parts) == len(TORCH_OP_NAMESPACES[0].split("."))
 

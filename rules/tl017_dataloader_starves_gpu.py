@@ -18,6 +18,9 @@ MAX_DEPTH = 3
 # purpose (torchtune's recipes). Padding alone says nothing: audio and detection pipelines
 # pad too, and decode in their workers.
 TEXT_WORDS = frozenset("tokenizer tokenized tokenize tokens encoded collator".split())
+# Datasets over what is already in memory, and torch functions that build tensors in the script.
+IN_MEMORY_DATASETS = frozenset({"TensorDataset"})
+TENSORS_FROM_DATA = an.TENSOR_FACTORIES | frozenset({"tensor", "as_tensor", "from_numpy", "stack", "cat"})
 
 
 class DataloaderStarvesGpu(Rule):
@@ -47,8 +50,13 @@ class DataloaderStarvesGpu(Rule):
     for x, y in loader:
         x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
     ```
-    Loaders over tensors that already live on the GPU are not reported, nor are loaders
-    whose arguments come from `**kwargs`. Only files with a training loop (a backward pass)
+    Loaders over data already in memory are not reported: a `TensorDataset`, tensors built
+    in the script (`torch.randn(...)`, `torch.tensor(...)`), a list or tuple of samples,
+    directly or through a function of the module that returns one; a worker could only
+    index memory and would add start-up cost and copies between processes. Nor are loaders
+    used once (`next(iter(loader))`: one batch to check a shape or trace a model), loaders
+    over tensors that already live on the GPU, or loaders whose arguments come from
+    `**kwargs`. Only files with a training loop (a backward pass)
     are checked: evaluation scripts and offline data tools are not, nor are test files.
     Loaders of tokenized text (a dataset built with a tokenizer, a Hugging Face data
     collator) are not reported either: indexing token ids and padding them costs little next
@@ -237,6 +245,48 @@ class DataloaderStarvesGpu(Rule):
         for x, y in loader:
             model(x.cuda()).sum().backward()
         """,
+        # Data already in memory: a TensorDataset of CPU tensors, tensors or a list of
+        # samples built in the script, a function of the module that returns a TensorDataset.
+        # A worker could only index memory, and would add start-up cost and copies.
+        """
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        ds = TensorDataset(torch.randn(1000, 10), torch.randn(1000, 1))
+        loader = DataLoader(ds, batch_size=100, shuffle=True)
+        model.to("cuda")
+        for xb, yb in loader:
+            loss_fn(model(xb.to("cuda")), yb.to("cuda")).backward()
+        """,
+        """
+        import torch
+        from torch.utils.data import DataLoader
+        features = torch.randn(4096, 16)
+        samples = [(torch.randn(16), i % 2) for i in range(512)]
+        feature_loader = DataLoader(features, batch_size=64)
+        sample_loader = DataLoader(samples, batch_size=64)
+        for x in feature_loader:
+            model(x.cuda()).sum().backward()
+        """,
+        """
+        import torch
+        def make_data(n=512):
+            x = torch.randn(n, 8)
+            return torch.utils.data.TensorDataset(x, x.sum(1, keepdim=True))
+        loader = torch.utils.data.DataLoader(make_data(), batch_size=32, shuffle=True)
+        for x, y in loader:
+            criterion(model(x.cuda()), y.cuda()).backward()
+        """,
+        # A loader used once, for one batch (a shape check, a warm-up, tracing the model):
+        # workers would only add their start-up time.
+        """
+        import torch
+        from torch.utils.data import DataLoader
+        probe_loader = DataLoader(ImageFolder(root), batch_size=8)
+        example, _ = next(iter(probe_loader))
+        traced = torch.jit.trace(model.cuda(), example.cuda())
+        warmup = next(iter(DataLoader(val_set, batch_size=4)))
+        model(warmup.cuda()).sum().backward()
+        """,
         # A collate function that puts each batch on the GPU (PyTorch's text-classification
         # tutorial): workers and pinned memory cannot carry CUDA tensors.
         """
@@ -349,15 +399,26 @@ class DataloaderStarvesGpu(Rule):
             loss.backward()
             optimizer.step()
         """,
-        # A TensorDataset of CPU tensors.
+        # A dataset unpacked from a tuple that a function returns is no tuple of samples.
         """
         import torch
-        from torch.utils.data import DataLoader, TensorDataset
-        ds = TensorDataset(torch.randn(1000, 10), torch.randn(1000, 1))
-        loader = DataLoader(ds, batch_size=100)  # expect: TL017
-        model.to("cuda")
-        for xb, yb in loader:
-            loss_fn(model(xb.to("cuda")), yb.to("cuda")).backward()
+        from torch.utils.data import DataLoader
+        def load_train_objs():
+            return MyTrainDataset(2048), Net(), None
+        dataset, model, optimizer = load_train_objs()
+        loader = DataLoader(dataset, batch_size=32)  # expect: TL017
+        for x, y in loader:
+            criterion(model(x.cuda()), y.cuda()).backward()
+        """,
+        # A loader used for one batch and also for training.
+        """
+        import torch
+        from torch.utils.data import DataLoader
+        loader = DataLoader(ImageFolder(root), batch_size=64, shuffle=True)  # expect: TL017
+        sample, _ = next(iter(loader))
+        model.cuda()
+        for x, y in loader:
+            criterion(model(x.cuda()), y.cuda()).backward()
         """,
         # A loader imported under its full module path, next to an evaluation loader.
         """
@@ -421,7 +482,8 @@ class DataloaderStarvesGpu(Rule):
             dataset = _dataset(call)
             if (
                 any(arg.star for arg in call.args)
-                or _in_memory(dataset)
+                or gpu.in_memory(dataset)
+                or _used_once(idx, call)
                 or gpu.holds_gpu_tensors(dataset)
                 or gpu.serves_text(call)
                 or gpu.collates_on_device(call)
@@ -462,11 +524,35 @@ def _dataset(call: cst.Call) -> cst.BaseExpression | None:
     return args[0].value if args else None
 
 
-def _in_memory(dataset: cst.BaseExpression | None) -> bool:
-    """`range(n)`, `list(...)`, `[...]`: plain Python data that workers could only slow down."""
-    if isinstance(dataset, (cst.List, cst.Tuple, cst.ListComp)):
-        return True
-    return isinstance(dataset, cst.Call) and an.callee_name(dataset) in ("range", "list", "tuple")
+def _used_once(idx: an.Index, loader: cst.Call) -> bool:
+    """`next(iter(loader))` and nothing else (a batch to inspect a shape, warm up or trace a
+    model): worker processes would only add their start-up time."""
+    uses: list[cst.CSTNode] = [loader]
+    assign = idx.parent(loader)
+    if isinstance(assign, cst.Assign) and assign.value is loader:
+        if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+            return False
+        name = assign.targets[0].target.value
+        uses = [
+            node
+            for node in idx.nodes(cst.Name)
+            if node.value == name and not isinstance(idx.parent(node), cst.AssignTarget)
+        ]
+    return bool(uses) and all(_first_batch_of(idx, use) for use in uses)
+
+
+def _first_batch_of(idx: an.Index, expr: cst.CSTNode) -> bool:
+    """Whether `expr` stands in `next(iter(expr))`."""
+    calls = []
+    node: cst.CSTNode | None = expr
+    for _ in range(2):
+        arg = idx.parent(node) if node is not None else None
+        call = idx.parent(arg) if isinstance(arg, cst.Arg) else None
+        if not isinstance(call, cst.Call) or len(call.args) != 1:
+            return False
+        calls.append(an.callee_name(call))
+        node = call
+    return calls == ["iter", "next"]
 
 
 def _message(no_workers: bool, no_pinning: bool, workers_unset: bool) -> str:
@@ -513,13 +599,48 @@ def _fix(call: cst.Call, pinned: cst.BaseExpression | None) -> FixSpec | None:
 
 
 class _GpuData:
-    """Whether a dataset expression holds tensors created on or moved to a GPU, directly or
-    through a dataset class of the same module that places its samples on a device."""
+    """Where a loader's data lives: already in memory (samples or tensors built in the
+    script), or on a GPU, directly or through a dataset class of the same module that places
+    its samples on a device."""
 
     def __init__(self, ctx: FileContext) -> None:
         self.idx = an.index(ctx)
+        self.imports = an.imports(ctx)
         self.funcs = an.functions(ctx)
         self.assigned = an.assigned_values(ctx)
+
+    def in_memory(self, dataset: cst.BaseExpression | None, depth: int = 0) -> bool:
+        """A list or tuple of samples, `range(n)`, a `TensorDataset`, a tensor built in the
+        script (`torch.randn(...)`), directly, through the names it was assigned to or a
+        function of this module that returns one: indexing memory is all a worker could do,
+        and workers would only add start-up cost and copies between processes."""
+        if dataset is None or depth > MAX_DEPTH:
+            return False
+        if isinstance(dataset, (cst.List, cst.ListComp)):
+            return True
+        if isinstance(dataset, cst.Tuple):
+            # Beyond the argument itself a tuple is what `a, b = ...` or `return a, b` unpacks.
+            return depth == 0
+        if isinstance(dataset, (cst.Name, cst.Attribute)):
+            values = self.assigned.get(an.dotted(dataset) or "", [])
+            return bool(values) and all(self.in_memory(value, depth + 1) for value in values)
+        if not isinstance(dataset, cst.Call):
+            return False
+        callee = self.imports.callee(dataset) or ""
+        short = callee.rpartition(".")[2]
+        if short in IN_MEMORY_DATASETS and (callee == short or callee.startswith("torch.")):
+            return True
+        if callee.startswith("torch.") and callee.count(".") == 1 and short in TENSORS_FROM_DATA:
+            return True
+        if short in ("range", "list", "tuple") and callee == short:
+            return True
+        returned = [
+            ret.value
+            for func in self.funcs.by_name.get(callee, [])
+            if self.funcs.enclosing_class(func) is None
+            for ret in self.idx.within(func, cst.Return)
+        ]
+        return bool(returned) and all(value is not None and self.in_memory(value, depth + 1) for value in returned)
 
     def holds_gpu_tensors(self, expr: cst.BaseExpression | None, depth: int = 0) -> bool:
         if expr is None or depth > MAX_DEPTH:

@@ -1,8 +1,9 @@
 """Probe results as checker findings, so that `probe --format sarif|github` reuses the
 checker's reporters: what the probe confirmed or found is an error at the user's line;
-a check that needs a GPU nobody lent is a note, so that a CPU-only CI run says so instead
-of passing in silence. Not-reproduced, not-reached and unchecked findings are not
-problems and are left to the text and JSON reports."""
+a finding whose script failed before its line ran is a warning (nothing was checked, and
+the probe exits 1); a check that needs a GPU nobody lent is a note, so that a CPU-only CI
+run says so instead of passing in silence. Not-reproduced, not-reached and unchecked
+findings are not problems and are left to the text and JSON reports."""
 
 from __future__ import annotations
 
@@ -10,7 +11,12 @@ from torchlint.finding import Finding, Severity
 from torchlint.runtime_probe.api import ProbeResult
 from torchlint.runtime_probe.statuses import ProbedFinding, Status
 
-SEVERITIES = {Status.CONFIRMED: Severity.ERROR, Status.FOUND: Severity.ERROR, Status.NEEDS_GPU: Severity.INFO}
+SEVERITIES = {
+    Status.CONFIRMED: Severity.ERROR,
+    Status.FOUND: Severity.ERROR,
+    Status.FAILED: Severity.WARNING,
+    Status.NEEDS_GPU: Severity.INFO,
+}
 
 
 def as_findings(result: ProbeResult) -> list[Finding]:
@@ -23,6 +29,8 @@ def _finding(probed: ProbedFinding) -> Finding:
     if probed.status is Status.CONFIRMED:
         evidence = probed.evidence.get("runtime_message")
         message = f"confirmed at runtime: {evidence}" if evidence else f"confirmed at runtime: {probed.message}"
+    elif probed.status is Status.FAILED:
+        message = f"not checked at runtime, {probed.evidence.get('reason', 'the script failed first')}: {probed.message}"
     elif probed.status is Status.NEEDS_GPU:
         message = f"not checked at runtime, needs a CUDA device: {probed.message}"
     else:

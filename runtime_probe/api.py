@@ -4,6 +4,7 @@ the scripts run in subprocesses, which do."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,8 +15,9 @@ from torchlint.discovery import display_path
 from torchlint.engine import python_ast
 from torchlint.finding import Finding
 from torchlint.runtime_probe import runner
+from torchlint.runtime_probe.ending import Ending, ending
 from torchlint.runtime_probe.protocol import Crash, RankReport
-from torchlint.runtime_probe.statuses import FAILING, ProbedFinding, Status, assign, checked_lines
+from torchlint.runtime_probe.statuses import FAILING, ProbedFinding, assign, checked_lines
 from torchlint.sources import SourceFile, read_source
 
 
@@ -56,8 +58,22 @@ class ScriptResult:
         """Whether the script did not run to a normal end (crash, timeout, no report)."""
         return self.timed_out or self.crash is not None or not self.ranks or self.returncode not in (0, None)
 
-    def count(self, status: Status) -> int:
-        return sum(1 for f in self.findings if f.status is status)
+    @property
+    def ending(self) -> Ending:
+        """How the run ended: the script's own failure, a bound of the probe, or a normal end."""
+        return ending(
+            returncode=self.returncode,
+            timed_out=self.timed_out,
+            duration=self.duration,
+            steps=self.steps,
+            stopped=self.stopped,
+            crash=self.crash,
+            reported=bool(self.ranks),
+            reached_any=any(r.reached for r in self.ranks),
+            output_tail=self.output_tail,
+            max_steps=self.max_steps,
+            timeout=self.timeout,
+        )
 
 
 @dataclass(frozen=True)
@@ -75,6 +91,12 @@ class ProbeResult:
     @property
     def has_findings(self) -> bool:
         return any(f.status in FAILING for s in self.scripts for f in s.findings)
+
+    @property
+    def has_failures(self) -> bool:
+        """Whether a script failed on its own (crashed, exited non-zero): it confirmed
+        nothing past that point, which must not pass as clean."""
+        return any(s.ending.failed for s in self.scripts)
 
 
 def is_program(source: str) -> bool:
@@ -144,17 +166,16 @@ def probe_script(
     outcome = runner.run(spec)
     source = read_source(script_path)
     text = source.text if isinstance(source, SourceFile) else None
-    findings = assign(static, outcome.reports, str(spec.script), text, lambda name: display_path(Path(name), cwd))
     reports = outcome.reports
     first = reports[0] if reports else None
-    return ScriptResult(
+    result = ScriptResult(
         path=display_path(script_path, cwd),
         returncode=outcome.returncode,
         timed_out=outcome.timed_out,
         duration=outcome.duration,
         steps=max((r.steps for r in reports), default=0),
         memory=first.memory if first else (),
-        findings=tuple(findings),
+        findings=(),
         max_steps=spec.max_steps,
         timeout=spec.timeout,
         cuda=any(r.cuda for r in reports),
@@ -165,6 +186,10 @@ def probe_script(
         probe_errors=tuple(e for r in reports for e in r.probe_errors),
         command=outcome.command,
     )
+    findings = assign(
+        static, reports, str(spec.script), text, lambda name: display_path(Path(name), cwd), result.ending
+    )
+    return dataclasses.replace(result, findings=tuple(findings))
 
 
 @dataclass(frozen=True)

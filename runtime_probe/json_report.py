@@ -1,5 +1,6 @@
 """The probe's JSON report: `{"version", "scripts": [...]}`; per script `path`,
-`returncode`, `timed_out`, `steps`, `memory` (per-step samples) and `findings`, each with
+`returncode`, `timed_out`, `steps`, `memory` (per-step samples), `outcome` (how the run
+ended), `failure` (what the script's own failure was, or null) and `findings`, each with
 `code`, `status`, `filename`, `line`, `message` and `evidence`."""
 
 from __future__ import annotations
@@ -13,12 +14,15 @@ from torchlint.runtime_probe.api import ProbeResult, ScriptResult
 
 def script_dict(script: ScriptResult) -> dict[str, Any]:
     crash = script.crash
+    ending = script.ending
     return {
         "path": script.path,
         "returncode": script.returncode,
         "timed_out": script.timed_out,
         "steps": script.steps,
         "memory": list(script.memory),
+        "outcome": ending.outcome.value,
+        "failure": ending.failure() if ending.failed else None,
         "findings": [f.to_dict() for f in script.findings],
         "stopped": script.stopped,
         "cuda": script.cuda,

@@ -1,5 +1,6 @@
 """The probe's JUnit XML: one test case per probed script, failing when the probe
-confirmed or found something, in error when the script crashed or timed out."""
+confirmed or found something, in error when the script failed on its own (crashed, exited
+with a non-zero status) or timed out."""
 
 from __future__ import annotations
 
@@ -19,14 +20,16 @@ def _case(suite: ET.Element, script: ScriptResult) -> tuple[bool, bool]:
         summary = ", ".join(f"{f.code} {f.status.value} at line {f.line}" for f in failing)
         failure = ET.SubElement(case, "failure", message=summary, type="torchlint")
         failure.text = "\n".join(f"{f.filename}:{f.line}: {f.code} [{f.name}] {f.status.value}: {f.evidence.get('runtime_message', f.message)}" for f in failing)
-    errored = not failing and (script.timed_out or script.crash is not None)
+    ending = script.ending
+    errored = not failing and (script.timed_out or ending.failed)
     if errored:
         if script.timed_out:
             error = ET.SubElement(case, "error", message=f"timed out after {script.timeout:g} s", type="timeout")
             error.text = script.output_tail
-        elif script.crash is not None:
-            error = ET.SubElement(case, "error", message=f"{script.crash.type}: {script.crash.message}"[:500], type=script.crash.type)
-            error.text = script.crash.traceback
+        else:
+            kind = script.crash.type if script.crash is not None else ending.outcome.value
+            error = ET.SubElement(case, "error", message=ending.failure()[:500], type=kind)
+            error.text = script.crash.traceback if script.crash is not None and script.crash.traceback else script.output_tail
     ET.SubElement(case, "system-out").text = render_script(script)
     return bool(failing), errored
 

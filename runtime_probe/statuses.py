@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from torchlint.engine import python_ast
 from torchlint.finding import Finding
+from torchlint.runtime_probe.ending import Ending
 from torchlint.runtime_probe.protocol import RUNTIME_NAMES, STATIC_NAMES, Event, Frame, RankReport
 
 
@@ -18,6 +19,8 @@ class Status(str, Enum):
     CONFIRMED = "confirmed"
     NOT_REPRODUCED = "not-reproduced"
     NOT_REACHED = "not-reached"
+    # The script failed on its own (crashed, exited non-zero) before the finding's line ran.
+    FAILED = "failed"
     NEEDS_GPU = "needs-gpu"
     # A runtime finding of the probe's own, with no static finding behind it.
     FOUND = "found"
@@ -159,8 +162,10 @@ def assign(
     script: str,
     source: str | None,
     display: Callable[[str], str] = str,
+    ending: Ending | None = None,
 ) -> list[ProbedFinding]:
-    """Statuses of `static` (the findings of `script`) and the runtime-only findings."""
+    """Statuses of `static` (the findings of `script`) and the runtime-only findings;
+    `ending`, how the run ended, tells a failed script from one that a bound stopped."""
     try:
         tree = python_ast(source) if source is not None else None
     except SyntaxError:
@@ -168,7 +173,7 @@ def assign(
     merged = _merge(reports)
     reached = {line for report in reports for line in report.reached}
     cuda = any(report.cuda for report in reports)
-    results = [_status(f, merged, reached, cuda, script, tree) for f in static]
+    results = [_status(f, merged, reached, cuda, script, tree, ending) for f in static]
     for item in merged:
         if not (item.used or item.event.benign or item.event.weak):
             event = item.event
@@ -188,7 +193,13 @@ def assign(
 
 
 def _status(
-    finding: Finding, merged: list[_Merged], reached: set[int], cuda: bool, script: str, tree: ast.Module | None
+    finding: Finding,
+    merged: list[_Merged],
+    reached: set[int],
+    cuda: bool,
+    script: str,
+    tree: ast.Module | None,
+    ending: Ending | None,
 ) -> ProbedFinding:
     def result(status: Status, evidence: dict[str, Any], ranks: Iterable[int] = ()) -> ProbedFinding:
         return ProbedFinding(
@@ -212,4 +223,6 @@ def _status(
     if finding.line in reached:
         evidence = {"runtime_message": related[0].event.message} if related else {}
         return result(Status.NOT_REPRODUCED, evidence)
-    return result(Status.NOT_REACHED, {})
+    if ending is None:
+        return result(Status.NOT_REACHED, {})
+    return result(Status.FAILED if ending.failed else Status.NOT_REACHED, {"reason": ending.why_not_reached()})

@@ -6,18 +6,15 @@ from __future__ import annotations
 import re
 
 from torchlint.runtime_probe.api import ProbeResult, ScriptResult
+from torchlint.runtime_probe.ending import SUMMARY_WORDS, Outcome, plural
 from torchlint.runtime_probe.frames import is_user_file
 from torchlint.runtime_probe.statuses import ProbedFinding, Status
 
 INDENT = "    "
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
 def _how_it_ran(script: ScriptResult) -> str:
-    parts = [_plural(script.steps, "step")]
+    parts = [plural(script.steps, "step")]
     if script.stopped == "max-steps":
         parts[0] += " (stopped at the step limit)"
     if script.timed_out:
@@ -26,6 +23,8 @@ def _how_it_ran(script: ScriptResult) -> str:
         parts.append(f"crashed with exit status {script.returncode} ({script.crash.type}: {_first_line(script.crash.message)})")
     elif not script.ranks:
         parts.append(f"exit status {script.returncode}, no report from the probe")
+    elif script.ending.failed:
+        parts.append(f"failed with exit status {script.returncode}")
     else:
         parts.append(f"exit status {script.returncode}")
     if len(script.ranks) > 1:
@@ -48,8 +47,8 @@ def _detail(finding: ProbedFinding, script: ScriptResult) -> str:
     if finding.status is Status.NOT_REPRODUCED:
         note = finding.evidence.get("runtime_message")
         return f"its line ran and nothing went wrong{': ' + note if note else ''}"
-    if finding.status is Status.NOT_REACHED:
-        return f"its line never ran within the bounds ({script.max_steps} steps, {script.timeout:g} s)"
+    if finding.status in (Status.NOT_REACHED, Status.FAILED):
+        return f"its line never ran: {script.ending.why_not_reached()}"
     if finding.status is Status.NEEDS_GPU:
         return "this check needs a CUDA device and none was present"
     return "the probe has no runtime check for this rule"
@@ -84,7 +83,7 @@ def render_script(script: ScriptResult) -> str:
         lines.append(f"  {finding.filename}:{finding.line}: {finding.code} [{finding.name}] {finding.status.value}{ranks}")
         lines.append(f"  {INDENT}{_detail(finding, script)}")
     if not script.findings:
-        lines.append("  nothing found")
+        lines.append(f"  nothing found: {script.ending.failure()}" if script.ending.failed else "  nothing found")
     if script.crash is not None and script.crash.traceback:
         lines.extend(f"  {INDENT}{line}" for line in user_traceback(script.crash.traceback))
     elif script.failed and script.output_tail:
@@ -96,21 +95,20 @@ def render_script(script: ScriptResult) -> str:
 
 
 def render_summary(result: ProbeResult) -> str:
+    """"Probed 3 scripts: 1 failed to start, 2 stopped at the step limit; 4 findings: 2
+    confirmed, 1 failed, 1 needs-gpu." Scripts and findings are counted apart: one script
+    that cannot start leaves every finding of it unchecked."""
     lines = [f"skipped {s.path}: {s.reason}" for s in result.skipped]
-    counts = [f"{sum(s.count(status) for s in result.scripts)} {status.value}" for status in Status]
-    counts = [c for c in counts if not c.startswith("0 ")]
-    probed = _plural(len(result.scripts), "script")
-    troubles = []
-    crashed = sum(1 for s in result.scripts if s.crash is not None and not s.timed_out)
-    timed_out = sum(1 for s in result.scripts if s.timed_out)
-    if crashed:
-        troubles.append(f"{crashed} crashed")
-    if timed_out:
-        troubles.append(f"{timed_out} timed out")
-    line = f"Probed {probed}: {', '.join(counts) if counts else 'nothing found'}."
-    if troubles:
-        line += f" {', '.join(troubles).capitalize()}."
+    outcomes = [s.ending.outcome for s in result.scripts]
+    ran = [f"{outcomes.count(o)} {SUMMARY_WORDS[o]}" for o in Outcome if o in outcomes]
+    findings = [f for s in result.scripts for f in s.findings]
+    statuses = [f"{sum(1 for f in findings if f.status is status)} {status.value}" for status in Status]
+    counted = ", ".join(c for c in statuses if not c.startswith("0 "))
+    line = f"Probed {plural(len(result.scripts), 'script')}: {', '.join(ran)}; "
+    line += f"{plural(len(findings), 'finding')}: {counted}." if findings else "nothing found."
     lines.append(line)
+    if result.has_failures:
+        lines.append("A script that fails on its own confirms nothing after its failure (its output is above): exit status 1.")
     if any(not s.cuda for s in result.scripts):
         lines.append(
             "No CUDA device: the TL002 timing, TL016 and TL017 checks, TL104 and CUDA memory statistics did not run."

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -244,3 +246,100 @@ def test_clean_never_follows_a_symlinked_cache(tmp_path: Path, monkeypatch: pyte
     assert CliRunner().invoke(main, ["clean", "--isolated"]).exit_code == 0
     assert (precious / "keep.txt").exists()
     assert not os.path.lexists(work / CACHE_DIR_NAME)
+
+
+# A run in its own process: opens the index, waits until every run has read it, then writes
+# its entries and saves, all at once. `die_while_writing` kills the process by SIGKILL in the
+# middle of writing the index, as a crash or an OOM kill would.
+CACHE_RUN = """\
+import json, os, signal, sys, time
+from pathlib import Path
+from torchlint.cache import ResultCache
+from torchlint.finding import Finding
+
+folder, key, names, ready, go, die_while_writing = sys.argv[1], sys.argv[2], sys.argv[3].split(","), sys.argv[4], sys.argv[5], sys.argv[6] == "1"
+cache = ResultCache(Path(folder), key)
+Path(ready).touch()
+while not os.path.exists(go):
+    time.sleep(0.005)
+for name in names:
+    finding = Finding(name, 0, 1, 1, 1, 2, "TL001", "missing-zero-grad", "written by " + name)
+    cache.put(Path(name), "digest-" + name, [finding])
+if die_while_writing:
+    def dump(data, out, **options):
+        out.write(json.dumps(data)[:100])
+        out.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+    json.dump = dump
+cache.save()
+"""
+
+
+def cache_runs(tmp_path: Path, groups: list[list[Path]], die: list[bool]) -> list[int]:
+    """Start one process per group of files together; each saves only after all have read."""
+    script = tmp_path / "cache_run.py"
+    script.write_text(CACHE_RUN)
+    go = tmp_path / "go"
+    processes, readies = [], []
+    for number, (names, dies) in enumerate(zip(groups, die)):
+        ready = tmp_path / f"ready-{number}"
+        readies.append(ready)
+        argv = [sys.executable, str(script), str(tmp_path / CACHE_DIR_NAME), "k", ",".join(map(str, names))]
+        processes.append(subprocess.Popen([*argv, str(ready), str(go), "1" if dies else "0"]))
+    deadline = time.monotonic() + 60
+    while not all(r.exists() for r in readies) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    go.touch()
+    return [p.wait(timeout=60) for p in processes]
+
+
+def test_concurrent_runs_that_read_the_same_index_lose_nothing(tmp_path: Path) -> None:
+    groups = [[tmp_path / f"{who}_{i}.py" for i in range(30)] for who in ("first", "second", "third")]
+    for path in (p for group in groups for p in group):
+        path.write_text("x = 1\n")
+    assert cache_runs(tmp_path, groups, [False, False, False]) == [0, 0, 0]
+    cache = ResultCache(tmp_path / CACHE_DIR_NAME, "k")
+    for path in (p for group in groups for p in group):
+        [finding] = cache.get(path, "digest-" + str(path), "shown.py") or [None]
+        assert finding is not None and finding.message == f"written by {path}"
+
+
+def test_a_run_killed_while_writing_leaves_the_index_whole(tmp_path: Path) -> None:
+    kept, lost = [tmp_path / "kept.py"], [tmp_path / "lost.py"]
+    for path in kept + lost:
+        path.write_text("x = 1\n")
+    assert cache_runs(tmp_path, [kept], [False]) == [0]
+    (tmp_path / "go").unlink()
+    assert cache_runs(tmp_path, [lost], [True]) == [-signal.SIGKILL]
+    folder = tmp_path / CACHE_DIR_NAME
+    assert json.loads((folder / "k.json").read_text())["entries"].keys() == {str(kept[0])}
+    cache = ResultCache(folder, "k")
+    assert cache.get(kept[0], f"digest-{kept[0]}", "kept.py") is not None
+    assert cache.get(lost[0], f"digest-{lost[0]}", "lost.py") is None
+    # The lock died with the process: the next run saves at once.
+    cache.put(lost[0], "digest-again", [])
+    started = time.monotonic()
+    cache.save()
+    assert time.monotonic() - started < 5
+    assert json.loads((folder / "k.json").read_text())["entries"].keys() == {str(kept[0]), str(lost[0])}
+
+
+def test_two_check_runs_at_once_on_different_folders_share_one_index(tmp_path: Path) -> None:
+    for half in ("a", "b"):
+        (tmp_path / half).mkdir()
+        make_tree(tmp_path / half, files=20)
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "torchlint", "check", "-q", "--jobs", "1", half],
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for half in ("a", "b")
+    ]
+    for process in runs:
+        _, err = process.communicate(timeout=120)
+        assert process.returncode == 1, err
+    (index,) = (tmp_path / CACHE_DIR_NAME).glob("*.json")
+    entries = json.loads(index.read_text())["entries"]
+    assert {Path(name).parent.name for name in entries} == {"a", "b"} and len(entries) == 44

@@ -27,7 +27,8 @@ def test_installed_rules_come_from_the_rules_folder() -> None:
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A wheel built as `pip install .` builds one, and everything the build printed."""
     out = tmp_path_factory.mktemp("wheel")
     proc = subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(REPO)],
@@ -35,8 +36,36 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         text=True,
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    [built] = out.glob("torchlint-*.whl")
-    return built
+    [wheel] = out.glob("torchlint-*.whl")
+    return wheel, proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="module")
+def wheel(built: tuple[Path, str]) -> Path:
+    return built[0]
+
+
+def metadata(wheel: Path) -> str:
+    with zipfile.ZipFile(wheel) as zf:
+        return zf.read(next(n for n in zf.namelist() if n.endswith("METADATA"))).decode()
+
+
+def test_the_build_prints_no_deprecation_warning(built: tuple[Path, str]) -> None:
+    wheel, output = built
+    assert "Deprecat" not in output and "project.license" not in output, output[-3000:]
+    assert "License-Expression: MIT" in metadata(wheel).splitlines()
+
+
+def test_the_probe_extra_brings_torch_and_numpy(wheel: Path) -> None:
+    from packaging.requirements import Requirement
+
+    requires = [Requirement(line.split(":", 1)[1]) for line in metadata(wheel).splitlines() if line.startswith("Requires-Dist:")]
+    probe = {r.name: r for r in requires if r.marker is not None and r.marker.evaluate({"extra": "probe"})}
+    assert set(probe) == {"torch", "numpy"}
+    # The test set-up's pin satisfies the extra, and it is the CPU build.
+    pins = [Requirement(line) for line in (REPO / "scripts" / "constraints.txt").read_text().splitlines() if line and not line.startswith("#")]
+    [torch_pin] = [pin for pin in pins if pin.name == "torch"]
+    assert str(torch_pin.specifier) == "==2.13.0" and probe["torch"].specifier.contains("2.13.0")
 
 
 def test_wheel_file_list(wheel: Path) -> None:
@@ -54,8 +83,7 @@ def test_wheel_file_list(wheel: Path) -> None:
 
 
 def test_wheel_metadata_dependencies(wheel: Path) -> None:
-    with zipfile.ZipFile(wheel) as zf:
-        meta = zf.read(next(n for n in zf.namelist() if n.endswith("METADATA"))).decode()
+    meta = metadata(wheel)
     requires = [line for line in meta.splitlines() if line.startswith("Requires-Dist:")]
     runtime = [r for r in requires if "extra ==" not in r]
     assert sorted(r.split(":", 1)[1].strip().split(">")[0].split("=")[0].split("<")[0] for r in runtime) == [

@@ -103,6 +103,8 @@ def test_pre_commit_hook_fails_on_the_bug_and_passes_once_fixed(repo: Path, tmp_
     assert "train.py:6:5: TL001 [missing-zero-grad]" in failed.stdout
     assert "explore.ipynb:cell 2:7:5: TL001 [missing-zero-grad]" in failed.stdout
     assert "fixtures/bug.py" not in failed.stdout
+    # One torchlint process for all the files: one summary, not one per CPU.
+    assert failed.stdout.count("Found ") == 1, failed.stdout
 
     (project / "train.py").write_text(FIXED)
     (project / "explore.ipynb").write_text(notebook("import torch", FIXED))
@@ -110,3 +112,12 @@ def test_pre_commit_hook_fails_on_the_bug_and_passes_once_fixed(repo: Path, tmp_
     passed = try_repo(hooks, project, tmp_path / "home")
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert "Passed" in passed.stdout
+
+
+def test_the_hook_runs_one_process(repo: Path) -> None:
+    """pre-commit starts one process per CPU unless a hook asks to run serially: their
+    summaries interleave, and each would save the result cache on its own."""
+    from pre_commit.clientlib import load_manifest
+
+    [hook] = load_manifest(str(repo / ".pre-commit-hooks.yaml"))
+    assert hook["require_serial"] is True

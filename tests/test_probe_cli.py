@@ -39,7 +39,7 @@ def test_findings_make_exit_code_one_and_a_crash_does_not_stop_the_rest(reports)
     assert code == 1, output
     assert sorted(Path(s["path"]).name for s in data["scripts"]) == ["best_loss.py", "crash.py", "missing_zero_grad.py"]
     assert "crash.py: 2 steps, crashed with exit status 1 (ValueError: the data ran out)" in output
-    assert "Probed 3 scripts: 1 found. 1 crashed." in output
+    assert "Probed 3 scripts: 1 crashed, 2 stopped at the step limit; 1 finding: 1 found." in output
 
 
 def test_json_report(reports) -> None:
@@ -149,3 +149,102 @@ def test_probe_github_annotations_go_to_stdout_and_progress_to_stderr() -> None:
     assert line.startswith(f"::error file={display_path(path, Path.cwd())},line=28,")
     assert "title=TL001 missing-zero-grad::confirmed at runtime: " in line
     assert "Probed 1 script" in result.stderr
+
+
+# A training loop without `zero_grad()` (TL001), behind three ways of not starting.
+TRAIN = """\
+import torch
+from torch import nn
+
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(100):
+    loss = model(torch.randn(2, 4)).sum()
+    loss.backward()
+    opt.step()
+"""
+
+def cannot_start(folder: Path) -> list[str]:
+    """Three scripts with a TL001 that fail before their first step, as real scripts do."""
+    scripts = {
+        "uses_wandb.py": "import wandb_not_installed_here\n" + TRAIN,
+        "needs_data_flag.py": "import argparse\nparser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--data', required=True)\nargs = parser.parse_args()\n" + TRAIN,
+        "reads_csv.py": "rows = open('train.csv').read().splitlines()\n" + TRAIN,
+    }
+    for name, text in scripts.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return [str(folder / name) for name in scripts]
+
+
+@pytest.fixture(scope="module")
+def failed_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, dict, ET.Element]:
+    folder = tmp_path_factory.mktemp("cannot-start")
+    report, junit = folder / "probe.json", folder / "probe.xml"
+    scripts = cannot_start(folder)
+    code, output = invoke("--device", "cpu", "--report", str(report), "--junit", str(junit), *scripts)
+    return code, output, json.loads(report.read_text()), ET.parse(junit).getroot()
+
+
+def test_a_script_that_cannot_start_is_failed_and_the_probe_exits_one(failed_run) -> None:
+    code, output, _, _ = failed_run
+    assert code == 1, output
+    assert "not-reached" not in output and "never ran within the bounds" not in output
+    assert "uses_wandb.py:10: TL001 [missing-zero-grad] failed" in output
+    assert (
+        "the script exited with status 1 before its first step: "
+        "ModuleNotFoundError: No module named 'wandb_not_installed_here'" in output
+    )
+    assert "the script exited with status 2 before its first step: " in output
+    assert "error: the following arguments are required: --data" in output
+    assert "FileNotFoundError: [Errno 2] No such file or directory: 'train.csv'" in output
+    assert "Probed 3 scripts: 3 failed to start; 3 findings: 3 failed." in output
+
+
+def test_json_and_junit_reports_of_scripts_that_cannot_start(failed_run) -> None:
+    _, _, data, root = failed_run
+    scripts = {Path(s["path"]).name: s for s in data["scripts"]}
+    assert {name: s["outcome"] for name, s in scripts.items()} == dict.fromkeys(scripts, "failed-to-start")
+    assert [f["status"] for f in scripts["uses_wandb.py"]["findings"]] == ["failed"]
+    assert "usage:" in scripts["needs_data_flag.py"]["output_tail"]
+    assert scripts["reads_csv.py"]["failure"].endswith("No such file or directory: 'train.csv'")
+    cases = {Path(case.get("name")).name: case for case in root.iter("testcase")}
+    assert cases["uses_wandb.py"].find("error").get("type") == "ModuleNotFoundError"
+    assert "required: --data" in cases["needs_data_flag.py"].find("error").get("message")
+
+
+@pytest.mark.parametrize("output_format, expected", [("github", "::warning file="), ("sarif", '"level": "warning"')])
+def test_machine_formats_report_a_script_that_cannot_start(tmp_path: Path, output_format: str, expected: str) -> None:
+    [script, *_] = cannot_start(tmp_path)
+    result = CliRunner().invoke(main, ["probe", "--device", "cpu", "--format", output_format, script])
+    assert result.exit_code == 1, result.output
+    assert expected in result.stdout and "No module named 'wandb_not_installed_here'" in result.stdout
+
+
+EVALUATES_AFTER_TEN_STEPS = """\
+import torch
+from torch import nn
+
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(3):
+    model.train()
+    for step in range(10):
+        opt.zero_grad()
+        model(torch.randn(2, 4)).sum().backward()
+        opt.step()
+    model.eval()
+    total = 0.0
+    for _ in range(3):
+        total += model(torch.randn(2, 4)).sum().item()
+"""
+
+
+def test_not_reached_names_the_bound_that_stopped_the_run(tmp_path: Path) -> None:
+    script = tmp_path / "evaluates_late.py"
+    script.write_text(EVALUATES_AFTER_TEN_STEPS, encoding="utf-8")
+    code, output = invoke("--device", "cpu", "--max-steps", "5", str(script))
+    assert "evaluates_late.py:15: TL004 [eval-without-no-grad] not-reached" in output, output
+    assert "the probe stopped the script at the step limit (5 steps) before this line ran; raise --max-steps" in output
+    assert "Probed 1 script: 1 stopped at the step limit; 1 finding: 1 not-reached." in output
+    assert code == 0

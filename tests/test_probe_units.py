@@ -13,11 +13,12 @@ import pytest
 from probe_support import line_of, static
 
 from torchlint.config import Config, ProbeScript, ProbeSettings
-from torchlint.runtime_probe import json_report, junit_report, text_report
+from torchlint.runtime_probe import ending, json_report, junit_report, text_report
+from torchlint.runtime_probe.annotations import as_findings
 from torchlint.runtime_probe.api import ProbeOptions, ProbeResult, ScriptResult, is_program, run_spec
 from torchlint.runtime_probe.devices import mismatch_devices
 from torchlint.runtime_probe.markers import MARKER, compile_script
-from torchlint.runtime_probe.protocol import Event, Frame, RankReport
+from torchlint.runtime_probe.protocol import Crash, Event, Frame, RankReport
 from torchlint.runtime_probe.statuses import Status, assign
 
 # --- line markers -----------------------------------------------------------------------
@@ -291,8 +292,6 @@ def make_result(script: Path) -> ProbeResult:
         lambda name: Path(name).name,
     )
     ok = ScriptResult("train.py", 0, False, 1.5, 10, ({"step": 1, "alive_graphs": 0},), tuple(findings), 20, 300.0)
-    from torchlint.runtime_probe.protocol import Crash
-
     crashed = ScriptResult(
         "crash.py", 1, False, 0.5, 2, (), (), 20, 300.0, crash=Crash("ValueError", "boom", "Traceback ...\nValueError: boom\n")
     )
@@ -513,3 +512,112 @@ def test_the_probe_names_static_codes_as_the_rules_do(rule) -> None:
     from torchlint.runtime_probe.protocol import STATIC_NAMES
 
     assert STATIC_NAMES.get(rule.CODE, rule.NAME) == rule.NAME
+
+
+# --- how a run ended: failed, or stopped by a bound ------------------------------------------
+
+
+def run_end(**changes) -> ending.Ending:
+    facts = dict(
+        returncode=0,
+        timed_out=False,
+        duration=4.2,
+        steps=20,
+        stopped=None,
+        crash=None,
+        reported=True,
+        reached_any=False,
+        output_tail="",
+        max_steps=20,
+        timeout=300.0,
+    )
+    return ending.ending(**{**facts, **changes})
+
+
+def test_an_import_error_before_the_first_step_is_a_failure_to_start() -> None:
+    crash = Crash("ModuleNotFoundError", "No module named 'wandb'", "Traceback ...")
+    end = run_end(returncode=1, steps=0, crash=crash)
+    assert end.outcome is ending.Outcome.FAILED_TO_START and end.failed
+    assert end.failure() == "the script exited with status 1 before its first step: ModuleNotFoundError: No module named 'wandb'"
+
+
+def test_a_usage_error_names_the_scripts_last_line_of_output() -> None:
+    tail = "usage: train.py [-h] --data DATA\ntrain.py: error: the following arguments are required: --data\n"
+    end = run_end(returncode=2, steps=0, output_tail=tail)
+    assert end.failure() == (
+        "the script exited with status 2 before its first step: "
+        "train.py: error: the following arguments are required: --data"
+    )
+
+
+def test_a_crash_after_some_steps_and_a_kill_by_signal() -> None:
+    assert run_end(returncode=1, steps=3, crash=Crash("ValueError", "boom\nmore", "")).failure() == (
+        "the script exited with status 1 after 3 steps: ValueError: boom"
+    )
+    killed = run_end(returncode=-9, steps=0, reported=False)
+    assert killed.outcome is ending.Outcome.FAILED_TO_START
+    assert killed.failure() == "the script was killed by SIGKILL and left the probe no report"
+    assert run_end(returncode=0, reported=False).failed, "no report is no pass"
+    # A `.view()` that raises at the first forward pass: the bug itself, past the start.
+    view = run_end(returncode=1, steps=0, reached_any=True, crash=Crash("RuntimeError", "view size", ""))
+    assert view.outcome is ending.Outcome.CRASHED and view.failure().endswith("before its first step: RuntimeError: view size")
+
+
+@pytest.mark.parametrize(
+    "changes, outcome, advice",
+    [
+        ({"stopped": "max-steps"}, ending.Outcome.STEP_LIMIT, "step limit (20 steps) before this line ran; raise --max-steps"),
+        ({"timed_out": True, "returncode": 143, "steps": 7}, ending.Outcome.TIMED_OUT, "after 300 s and 7 steps, before this line ran; raise --timeout"),
+        ({"steps": 5}, ending.Outcome.ENDED, "ended normally after 5 steps and 4.2 s without running this line"),
+    ],
+)
+def test_not_reached_says_which_bound_stopped_the_run(changes, outcome, advice: str) -> None:
+    end = run_end(**changes)
+    assert end.outcome is outcome and not end.failed
+    assert advice in end.why_not_reached()
+
+
+def test_a_failed_run_makes_unreached_findings_failed_and_reached_ones_keep_their_status(script: Path) -> None:
+    end = run_end(returncode=1, steps=0, crash=Crash("FileNotFoundError", "[Errno 2] No such file: 'data.csv'", ""))
+    findings = [static(script, "TL001", "step"), static(script, "TL001", "unused-step")]
+    results = assign(findings, [rank([], [11])], str(script), SCRIPT_SOURCE, ending=end)
+    by_line = {r.line: r for r in results}
+    assert by_line[11].status is Status.NOT_REPRODUCED
+    assert by_line[7].status is Status.FAILED
+    assert by_line[7].evidence["reason"].endswith("FileNotFoundError: [Errno 2] No such file: 'data.csv'")
+    stopped = assign(findings[1:], [rank([], [11])], str(script), SCRIPT_SOURCE, ending=run_end(stopped="max-steps"))
+    assert [(r.status, "raise --max-steps" in r.evidence["reason"]) for r in stopped] == [(Status.NOT_REACHED, True)]
+
+
+def failed_result(script: Path) -> ProbeResult:
+    crash = Crash("ModuleNotFoundError", "No module named 'wandb'", "Traceback ...\nModuleNotFoundError: No module named 'wandb'\n")
+    end = run_end(returncode=1, steps=0, crash=crash)
+    findings = assign([static(script, "TL001", "step", "train.py")], [rank([], [])], str(script), SCRIPT_SOURCE, ending=end)
+    ranks = (RankReport(0, 1, False, 0, (), (), (), exit_code=1, crash=crash),)
+    failed = ScriptResult("train.py", 1, False, 2.0, 0, (), tuple(findings), 20, 300.0, crash=crash, ranks=ranks)
+    usage_tail = "usage: eval.py [-h] --data DATA\neval.py: error: the following arguments are required: --data"
+    usage = ScriptResult("eval.py", 2, False, 1.0, 0, (), (), 20, 300.0, ranks=(rank([], []),), output_tail=usage_tail)
+    return ProbeResult((failed, usage))
+
+
+def test_every_report_format_shows_a_failed_script(script: Path) -> None:
+    result = failed_result(script)
+    text = text_report.render(result)
+    assert "train.py:11: TL001 [missing-zero-grad] failed" in text
+    assert "the script exited with status 1 before its first step: ModuleNotFoundError: No module named 'wandb'" in text
+    assert "eval.py: 0 steps, failed with exit status 2" in text
+    assert "eval.py: error: the following arguments are required: --data" in text, "the tail of its output"
+    assert "Probed 2 scripts: 2 failed to start; 1 finding: 1 failed." in text
+    data = json.loads(json_report.render(result))
+    train, usage = data["scripts"]
+    assert (train["outcome"], train["findings"][0]["status"]) == ("failed-to-start", "failed")
+    assert usage["failure"].endswith("error: the following arguments are required: --data")
+    assert "usage: eval.py" in usage["output_tail"]
+    suite = ET.fromstring(junit_report.render(result)).find("testsuite")
+    assert suite is not None and suite.get("errors") == "2" and suite.get("failures") == "0"
+    errors = {case.get("name"): case.find("error") for case in suite.iter("testcase")}
+    assert errors["eval.py"].get("type") == "failed-to-start" and "usage: eval.py" in errors["eval.py"].text
+    [annotation] = as_findings(result)
+    assert (annotation.severity.value, annotation.line) == ("warning", 11)
+    assert annotation.message.startswith("not checked at runtime, the script exited with status 1 before its first step")
+    assert result.has_failures and not result.has_findings

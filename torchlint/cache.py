@@ -9,9 +9,13 @@ fingerprint and the enabled rule codes. Inside an index, each file's absolute pa
 to a hash of its bytes and its findings. Looking a file up costs reading and hashing it;
 no rule and not even LibCST is imported when every file is a hit.
 
-Writers replace an index atomically (a temporary file, then `os.replace`), so concurrent
-runs never leave a torn file: the last writer wins. An index that cannot be read or does
-not have the expected shape is ignored; a cache that cannot be written is skipped.
+Writers replace an index atomically (a temporary file, then `os.replace`), so a run that
+dies while writing never leaves a torn file. Saving merges with the index on disk under
+an exclusive lock of the folder (`.lock`, `flock` where the platform has it): the entries
+this run wrote win, and the entries that concurrent runs saved in the meantime are kept,
+so that two runs at once (pre-commit's parallel hooks, two terminals) lose nothing. An
+index that cannot be read or does not have the expected shape is ignored; a cache that
+cannot be written is skipped.
 """
 
 from __future__ import annotations
@@ -24,8 +28,9 @@ import shutil
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from torchlint import __version__
 from torchlint.config import Config
@@ -39,6 +44,10 @@ KEEP_INDEXES = 8
 # Temporary files of runs that died while writing are removed after this long.
 STALE_TEMP_SECONDS = 3600
 _TEMP_PREFIX = ".tmp-"
+_LOCK_NAME = ".lock"
+# A run waits this long for another run's save; then it saves without the lock (it may lose
+# that run's new entries, but never hangs or fails the run).
+LOCK_WAIT_SECONDS = 10.0
 _README = "Cache of torchlint results; safe to delete (`torchlint clean`).\n"
 
 
@@ -101,7 +110,7 @@ class ResultCache:
         self.path = folder / f"{key}.json"
         self._entries = self._load()
         self._seen: set[str] = set()
-        self._changed = False
+        self._written: set[str] = set()
 
     @classmethod
     def open(cls, folder: Path, config: Config) -> ResultCache:
@@ -139,28 +148,35 @@ class ResultCache:
             items.append(item)
         self._entries[key] = [digest, items]
         self._seen.add(key)
-        self._changed = True
+        self._written.add(key)
 
     def save(self) -> None:
-        """Write the index if anything changed; never fails the run."""
-        if not self._changed:
+        """Write the index if anything changed, merged with what concurrent runs saved
+        since it was read; never fails the run."""
+        if not self._written:
             return
-        entries = {
-            key: value for key, value in self._entries.items() if key in self._seen or os.path.exists(key)
-        }
         try:
             self._create_folder()
-            handle, temp = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=self.folder)
-            try:
-                with os.fdopen(handle, "w", encoding="utf-8") as out:
-                    json.dump({"format": FORMAT, "key": self.key, "entries": entries}, out, separators=(",", ":"))
-                os.replace(temp, self.path)
-            except BaseException:
-                os.unlink(temp)
-                raise
+            with _locked(self.folder / _LOCK_NAME):
+                entries = self._merged_with_disk()
+                handle, temp = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=self.folder)
+                try:
+                    with os.fdopen(handle, "w", encoding="utf-8") as out:
+                        json.dump({"format": FORMAT, "key": self.key, "entries": entries}, out, separators=(",", ":"))
+                    os.replace(temp, self.path)
+                except BaseException:
+                    os.unlink(temp)
+                    raise
             self._prune()
         except OSError:
             return
+
+    def _merged_with_disk(self) -> dict[str, Any]:
+        """This run's entries over the index as it is on disk now: another run may have
+        saved entries of other files (or newer ones of files this run only read)."""
+        merged = {**self._entries, **self._load()}
+        merged.update((key, self._entries[key]) for key in self._written)
+        return {key: value for key, value in merged.items() if key in self._seen or os.path.exists(key)}
 
     def _create_folder(self) -> None:
         if self.folder.is_dir():
@@ -188,6 +204,27 @@ class ResultCache:
                 indexes.append((modified, path))
         for _, path in sorted(indexes, reverse=True)[KEEP_INDEXES - 1 :]:
             path.unlink(missing_ok=True)
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `path` (released by the kernel if the holder dies)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: the atomic replace still keeps the index whole
+        yield
+        return
+    with open(path, "a+b") as handle:
+        deadline = time.monotonic() + LOCK_WAIT_SECONDS
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.01)
+        yield
 
 
 def clean(folder: Path) -> bool:

@@ -73,7 +73,9 @@ def _probe(
     isolated: bool,
 ) -> None:
     """Run the scripts under PATHS that `torchlint check` flags, under instrumentation,
-    and confirm the bugs at runtime. Arguments after `--` go to the script."""
+    and confirm the bugs at runtime. Arguments after `--` go to the script. Exits 1 when
+    a bug is confirmed or found, or when a script fails on its own (crashes, exits with a
+    non-zero status): a script that cannot start confirms nothing."""
     from torchlint.cli import EXIT_CLEAN, EXIT_FINDINGS, fail, resolve_config, split_codes
     from torchlint.runtime_probe import json_report, junit_report, text_report
     from torchlint.runtime_probe.api import ProbeOptions, ProbeResult, ScriptResult, plan, probe_script
@@ -121,7 +123,7 @@ def _probe(
         _write(report, json_report.render(outcome))
     if junit:
         _write(junit, junit_report.render(outcome))
-    sys.exit(EXIT_FINDINGS if outcome.has_findings else EXIT_CLEAN)
+    sys.exit(EXIT_FINDINGS if outcome.has_findings or outcome.has_failures else EXIT_CLEAN)
 
 
 def _formatted(outcome: ProbeResult, output_format: str, cwd: Path) -> str:

@@ -91,6 +91,7 @@ from torchlint.rules._analysis.vocabulary import (
     ITERABLE_WRAPPERS as ITERABLE_WRAPPERS,
     is_test_file as is_test_file,
     says_host as says_host,
+    TENSOR_FACTORIES as TENSOR_FACTORIES,
 )
 from torchlint.rules._analysis.training import (
     Training as Training,

@@ -100,3 +100,8 @@ DATA_HOOKS = re.compile(r"__getitem__|__getitems__|__iter__|__next__|collate|get
 KNOWN_COLLATORS = re.compile(r"(?i)datacollator|data_collator|default_collate|pad_sequence")
 # Names of a micro-step count: `range(gradient_accumulation_steps)`, `range(accum_iter)`.
 ACCUMULATION_WORDS = frozenset({"accum", "accumulate", "accumulation", "accumulations", "micro", "acc"})
+# torch functions that create a tensor from nothing or from shapes: a fill kernel at most.
+TENSOR_FACTORIES = frozenset(
+    """zeros ones empty full arange linspace logspace eye rand randn randint randperm zeros_like
+    ones_like empty_like full_like rand_like randn_like randint_like""".split()
+)
