@@ -1,0 +1,1 @@
+from .gan import GAN, Discriminator, Generator

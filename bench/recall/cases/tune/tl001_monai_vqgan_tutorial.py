@@ -1,0 +1,95 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+# ---
+
+# %% [markdown]
+# # Vector Quantized Generative Adversarial Networks with MedNIST Dataset
+
+# %%
+import time
+
+import numpy as np
+import torch
+from monai import transforms
+from monai.apps import MedNISTDataset
+from monai.data import CacheDataset, DataLoader
+from monai.networks.layers import Act
+from torch.nn import L1Loss
+from tqdm import tqdm
+
+from generative.losses.adversarial_loss import PatchAdversarialLoss
+from generative.losses.perceptual import PerceptualLoss
+from generative.networks.nets import VQVAE, PatchDiscriminator
+
+# %%
+root_dir = "./data"
+train_data = MedNISTDataset(root_dir=root_dir, section="training", download=True, progress=False, seed=0)
+train_datalist = [{"image": item["image"]} for item in train_data.data if item["class_name"] == "HeadCT"]
+train_transforms = transforms.Compose([
+    transforms.LoadImaged(keys=["image"]),
+    transforms.EnsureChannelFirstd(keys=["image"]),
+    transforms.ScaleIntensityRanged(keys=["image"], a_min=0.0, a_max=255.0, b_min=0.0, b_max=1.0, clip=True),
+])
+train_ds = CacheDataset(data=train_datalist, transform=train_transforms)
+train_loader = DataLoader(train_ds, batch_size=256, shuffle=True, num_workers=4, persistent_workers=True)
+
+# %%
+device = torch.device("cuda")
+model = VQVAE(spatial_dims=2, in_channels=1, out_channels=1, num_channels=(256, 512), num_res_channels=512,
+              num_res_layers=2, downsample_parameters=((2, 4, 1, 1), (2, 4, 1, 1)),
+              upsample_parameters=((2, 4, 1, 1, 0), (2, 4, 1, 1, 0)), num_embeddings=256, embedding_dim=32)
+model.to(device)
+discriminator = PatchDiscriminator(spatial_dims=2, num_layers_d=3, num_channels=64, in_channels=1, out_channels=1,
+                                   kernel_size=4, activation=(Act.LEAKYRELU, {"negative_slope": 0.2}),
+                                   norm="BATCH", bias=False, padding=1)
+discriminator.to(device)
+perceptual_loss = PerceptualLoss(spatial_dims=2, network_type="alex")
+perceptual_loss.to(device)
+optimizer_g = torch.optim.Adam(params=model.parameters(), lr=1e-4)
+optimizer_d = torch.optim.Adam(params=discriminator.parameters(), lr=5e-4)
+
+# %%
+l1_loss = L1Loss()
+adv_loss = PatchAdversarialLoss(criterion="least_squares")
+adv_weight = 0.01
+perceptual_weight = 0.001
+
+# %%
+n_epochs = 100
+epoch_recon_loss_list = []
+total_start = time.time()
+for epoch in range(n_epochs):
+    model.train()
+    discriminator.train()
+    epoch_loss = 0
+    progress_bar = tqdm(enumerate(train_loader), total=len(train_loader), ncols=110)
+    for step, batch in progress_bar:
+        images = batch["image"].to(device)
+        optimizer_g.zero_grad(set_to_none=True)
+
+        # Generator part
+        reconstruction, quantization_loss = model(images=images)
+        logits_fake = discriminator(reconstruction.contiguous().float())[-1]
+        recons_loss = l1_loss(reconstruction.float(), images.float())
+        p_loss = perceptual_loss(reconstruction.float(), images.float())
+        generator_loss = adv_loss(logits_fake, target_is_real=True, for_discriminator=False)
+        loss_g = recons_loss + quantization_loss + perceptual_weight * p_loss + adv_weight * generator_loss
+        loss_g.backward()
+        optimizer_g.step()
+
+        # Discriminator part
+        logits_fake = discriminator(reconstruction.contiguous().detach())[-1]
+        loss_d_fake = adv_loss(logits_fake, target_is_real=False, for_discriminator=True)
+        logits_real = discriminator(images.contiguous().detach())[-1]
+        loss_d_real = adv_loss(logits_real, target_is_real=True, for_discriminator=True)
+        discriminator_loss = (loss_d_fake + loss_d_real) * 0.5
+        loss_d = adv_weight * discriminator_loss
+        loss_d.backward()
+        optimizer_d.step()
+
+        epoch_loss += recons_loss.item()
+        progress_bar.set_postfix({"recons_loss": epoch_loss / (step + 1)})
+    epoch_recon_loss_list.append(epoch_loss / (step + 1))
+print(f"train completed, total time: {time.time() - total_start}.")

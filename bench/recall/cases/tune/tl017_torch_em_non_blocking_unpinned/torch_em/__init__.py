@@ -1,0 +1,2 @@
+from .segmentation import default_segmentation_loader
+from .trainer import DefaultTrainer
