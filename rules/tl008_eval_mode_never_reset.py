@@ -109,6 +109,44 @@ class EvalModeNeverReset(Rule):
     CONFIRMED_BY = ("TL008",)
 
     VALID = [
+        # train mode comes back in the closure that `optimizer.step(closure)` runs (skorch)
+        """
+        import torch
+
+
+        class NeuralNet:
+            def initialize(self):
+                self.module_ = self.module().to(self.device)
+                self.optimizer_ = torch.optim.SGD(self.module_.parameters(), lr=0.1)
+
+            def validation_step(self, x, y):
+                self.module_.eval()
+                with torch.no_grad():
+                    return self.criterion_(self.infer(x), y)
+
+            def train_single(self, x, y):
+                self.module_.train()
+                self.optimizer_.zero_grad()
+                loss = self.criterion_(self.infer(x), y)
+                loss.backward()
+                return loss
+
+            def train_step(self, x, y):
+                def closure():
+                    return self.train_single(x, y)
+
+                self.optimizer_.step(closure)
+
+            def fit(self, train_loader, val_loader, epochs):
+                for _ in range(epochs):
+                    for x, y in train_loader:
+                        self.train_step(x, y)
+                    for x, y in val_loader:
+                        self.validation_step(x, y)
+
+            def infer(self, x):
+                return self.module_(x)
+        """,
         # train() at the top of the epoch loop.
         """
         for epoch in range(10):
@@ -312,6 +350,27 @@ class EvalModeNeverReset(Rule):
     ]
 
     INVALID = [
+        # a training procedure handed to a tuner (`study.optimize(objective)`) is no
+        # batch-norm-freezing callback
+        Example(
+            """
+            def objective(trial):
+                model = Net(trial).to(device)
+                optimizer = torch.optim.Adam(model.parameters())
+                model.train()
+                for epoch in range(10):  # expect: TL008
+                    for x, y in train_loader:
+                        optimizer.zero_grad()
+                        loss = criterion(model(x), y)
+                        loss.backward()
+                        optimizer.step()
+                    model.eval()
+                    with torch.no_grad():
+                        accuracy = evaluate(model, val_loader)
+                return accuracy
+            study.optimize(objective, n_trials=100)
+            """
+        ),
         Example(
             """
             for epoch in range(epochs):  # expect: TL008
@@ -623,7 +682,7 @@ class _Checker:
             key = an.model_key(target)
             if key is None or key not in used or key in fresh or _frozen(key, self.frozen):
                 continue
-            if self._freezes_batchnorm(call) or self._stops_after(reported, loop):
+            if self._freezes_batchnorm(call, loop) or self._stops_after(reported, loop):
                 continue
             after = any(_before(self.idx, (*bc.path, b), (*context.path, call)) for bc, b in backwards)
             if not (after or self._evaluates(call, context)):
@@ -642,7 +701,9 @@ class _Checker:
             if len(context.path) >= MAX_DEPTH:
                 continue
             for call in self._own_calls(context):
-                for func in self.funcs.resolve(call):
+                # `optimizer.step(closure)` runs the closure, which may run the training step.
+                closures = self.funcs.passed_functions(call) if id(call) in self.train.stepped else []
+                for func in [*self.funcs.resolve(call), *closures]:
                     if id(func) in seen:
                         continue
                     seen.add(id(func))
@@ -678,9 +739,10 @@ class _Checker:
 
     # -- the eval call -------------------------------------------------------------------
 
-    def _freezes_batchnorm(self, call: cst.Call) -> bool:
+    def _freezes_batchnorm(self, call: cst.Call, loop: cst.For | cst.While) -> bool:
         """`m.eval()` on sub-modules in a `train()` override, a `freeze_bn` helper, an
-        `apply()` callback or a loop over `model.modules()`."""
+        `apply()` callback or a loop over `model.modules()`. A function that runs the training
+        loop itself is the training procedure, whoever calls it (`study.optimize(objective)`)."""
         func = self.idx.enclosing(call, (cst.FunctionDef,))
         if func is not None and (
             "mode" in an.parameter_names(func) or any(t in FREEZER_WORDS for t in an.name_tokens(func.name.value))
@@ -691,7 +753,7 @@ class _Checker:
         for loop in an.enclosing_loops(self.idx, call):
             if isinstance(loop, cst.For) and name and _binds(loop.target, name):
                 return True
-        return func is not None and self._passed_as_callback(func)
+        return func is not None and not self.idx.contains(func, loop) and self._passed_as_callback(func)
 
     def _passed_as_callback(self, func: cst.FunctionDef) -> bool:
         """`func` is handed to a call (`model.apply(set_bn_eval)`) rather than called here."""

@@ -191,6 +191,23 @@ class TestCallGraph:
         assert [code(ctx, c) for c in funcs.call_sites(funcs.by_name["inner"][0])] == ["inner()"]
 
 
+class TestPassedFunctions:
+    def test_a_closure_passed_to_a_call(self) -> None:
+        ctx = context(
+            """
+            def train_step(optimizer, x):
+                def closure():
+                    return loss_of(x)
+                optimizer.step(closure)
+                optimizer.step()
+            """
+        )
+        funcs = an.functions(ctx)
+        with_closure, plain = [c for c in an.index(ctx).nodes(cst.Call) if an.method_name(c) == "step"]
+        assert [f.name.value for f in funcs.passed_functions(with_closure)] == ["closure"]
+        assert funcs.passed_functions(plain) == []
+
+
 class TestVocabulary:
     @pytest.mark.parametrize(
         ("name", "says"),

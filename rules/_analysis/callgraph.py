@@ -61,6 +61,15 @@ class Functions:
                 return [found] if found is not None else []
         return []
 
+    def passed_functions(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """Local functions (not methods) that `call` receives by name as arguments, and so may
+        run: the closure of `optimizer.step(closure)`, a callback."""
+        found: list[cst.FunctionDef] = []
+        for arg in call.args:
+            if isinstance(arg.value, cst.Name):
+                found.extend(f for f in self.by_name.get(arg.value.value, []) if id(f) not in self.class_of)
+        return found
+
     def references(self, scope: cst.CSTNode) -> list[cst.FunctionDef]:
         """Local functions that `scope` calls or names (a callback or closure passed on)."""
         key = id(scope)
