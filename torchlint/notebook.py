@@ -240,12 +240,12 @@ def check(
     for _ in range(len(nb.cells) + 1):
         findings = check_python(python)
         error = next((f for f in findings if f.code == PARSE_ERROR_CODE), None)
-        cell = nb.cell_at(error.line) if error else None
-        if error is None or cell is None or cell.number in broken:
+        failing = nb.cell_at(error.line) if error else None
+        if error is None or failing is None or failing.number in broken:
             break
         reason = error.message.split(": ", 1)[-1]
-        broken[cell.number] = _cell_error(filename, cell, error.line - cell.start + 1, error.column, reason, "")
-        python = _blank(python, [cell])
+        broken[failing.number] = _cell_error(filename, failing, error.line - failing.start + 1, error.column, reason, "")
+        python = _blank(python, [failing])
     kept = [to_cell(nb, f) for f in findings if f.code != PARSE_ERROR_CODE or not _is_cell_error(nb, f, broken)]
     return sorted([*broken.values(), *kept])
 
