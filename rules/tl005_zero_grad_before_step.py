@@ -64,6 +64,20 @@ class ZeroGradBeforeStep(Rule):
     CONFIRMED_BY = ("TL005",)
 
     VALID = [
+        # micro-batches that each step, and a clear of the first micro-batch only
+        """
+        for batch in loader:
+            for micro in batch.chunk(4):
+                optimizer.zero_grad()
+                criterion(model(micro)).backward()
+                optimizer.step()
+        for batch in loader:
+            for i, micro in enumerate(batch.chunk(4)):
+                if i == 0:
+                    optimizer.zero_grad()
+                (criterion(model(micro)) / 4).backward()
+            optimizer.step()
+        """,
         # a CUDA graph whose capture ran the backward: each replay writes fresh gradients
         """
         import torch
@@ -242,6 +256,17 @@ class ZeroGradBeforeStep(Rule):
     ]
 
     INVALID = [
+        # zero_grad inside the loop of micro-batches: only the last one's gradients are stepped
+        Example(
+            """
+            for batch in loader:
+                for micro in batch.chunk(4):
+                    optimizer.zero_grad()  # expect: TL005
+                    loss = criterion(model(micro)) / 4
+                    loss.backward()
+                optimizer.step()
+            """
+        ),
         # the clear comes after the replay that wrote the gradients
         Example(
             """
@@ -388,16 +413,17 @@ class ZeroGradBeforeStep(Rule):
             for i, step in enumerate(events):
                 if kinds[id(step.node)] != "step":
                     continue
-                for clear in self._clears_before(flow, optimizers, kinds, events[:i], step):
+                for clear, inner in self._clears_before(flow, optimizers, kinds, events[:i], step):
                     if id(clear.node) not in reported:
                         reported.add(id(clear.node))
-                        yield self._report(ctx, clear.node, step.node)
+                        yield self._report(ctx, clear.node, step.node, inner is not None)
 
     def _clears_before(
         self, flow: an.Flow, optimizers: _Optimizers, kinds: dict[int, str], before: list[an.Event], step: an.Event
-    ) -> Iterator[an.Event]:
+    ) -> Iterator[tuple[an.Event, cst.For | cst.While | None]]:
         """Clears of `step`'s gradients after the last backward pass before it, with no
-        gradient written back in between (gradient surgery sets `p.grad` itself)."""
+        gradient written back in between (gradient surgery sets `p.grad` itself); each with the
+        inner loop whose later passes run it after an earlier pass's backward, if that is how."""
         backward = next(
             (e for e in reversed(before) if kinds[id(e.node)] == "backward" and flow.reaches(e, step)), None
         )
@@ -405,26 +431,43 @@ class ZeroGradBeforeStep(Rule):
             return
         start = before.index(backward)
         step_guards = {(id(s), branch) for s, branch in step.guards}
-        for j, clear in enumerate(before[start + 1 :], start + 1):
-            if (
+
+        def clears_for_step(j: int, clear: an.Event) -> bool:
+            return (
                 kinds[id(clear.node)] == "clear"
                 # A clear under a condition of its own is a deliberate skip of one update.
                 and all((id(s), branch) in step_guards for s, branch in clear.guards)
-                and flow.reaches(backward, clear)
                 and flow.reaches(clear, step)
                 and not any(kinds[id(e.node)] == "refill" and flow.reaches(e, step) for e in before[j + 1 :])
                 and optimizers.clears_what_step_applies(clear.node, step.node)
-            ):
-                yield clear
+            )
 
-    def _report(self, ctx: FileContext, clear: cst.CSTNode, step: cst.CSTNode) -> Report:
+        for j, clear in enumerate(before[start + 1 :], start + 1):
+            if clears_for_step(j, clear) and flow.reaches(backward, clear):
+                yield clear, None
+        # A loop of micro-batches that clears and back-propagates, with the step after it: from
+        # its second pass on, the clear runs after the previous pass's backward.
+        repeated = [loop for loop in backward.loops if loop not in step.loops]
+        for j, clear in enumerate(before[:start]):
+            inner = next((loop for loop in repeated if loop in clear.loops), None)
+            if inner is not None and clears_for_step(j, clear):
+                yield clear, inner
+
+    def _report(self, ctx: FileContext, clear: cst.CSTNode, step: cst.CSTNode, repeated: bool) -> Report:
         code = ctx.module.code_for_node
         cleared = code(clear).strip() if not isinstance(clear, cst.Call) else code(clear)
         step_code = code(step)
-        message = (
-            f"`{cleared}` runs after the backward pass and before `{step_code}`: the step applies no "
-            f"gradient; clear gradients before the forward pass or after `{step_code}`"
-        )
+        if repeated:
+            message = (
+                f"`{cleared}` runs in every pass of this loop, after the previous pass's backward and "
+                f"before `{step_code}`: the step applies only the last pass's gradients; clear "
+                f"gradients once, before the loop"
+            )
+        else:
+            message = (
+                f"`{cleared}` runs after the backward pass and before `{step_code}`: the step applies no "
+                f"gradient; clear gradients before the forward pass or after `{step_code}`"
+            )
         return self.report(clear, message)
 
 
