@@ -277,6 +277,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check-labels", action="store_true",
                         help="only load and resolve the labels, print the corpus counts")
     args = parser.parse_args(argv)
+    if os.sep in args.torchlint:
+        # The cases run in their own folders: a relative path would point nowhere there.
+        args.torchlint = str(Path(args.torchlint).resolve())
 
     cases = load_cases()
     splits = SPLITS if args.split == "all" else (args.split,)
