@@ -19,7 +19,8 @@ class _Accumulation:
 
     statement: cst.CSTNode
     accumulator: cst.BaseExpression
-    value: cst.Name
+    # The loss, or the call of a helper that returns it.
+    value: cst.Name | cst.Call
 
 
 class LossAccumulatedWithGraph(Rule):
@@ -81,6 +82,28 @@ class LossAccumulatedWithGraph(Rule):
     CONFIRMED_BY = ("TL103",)
 
     VALID = [
+        # helpers that return a number, or a detached loss
+        """
+        import torch
+        class Trainer:
+            def training_step(self, model, inputs):
+                loss = model(**inputs)[0]
+                loss.backward()
+                return loss.item()
+
+            def eval_step(self, model, inputs):
+                loss = model(**inputs)[0]
+                loss.backward()
+                return loss.detach()
+
+            def train(self, model, loader):
+                tr_loss, ev_loss = 0.0, 0.0
+                for inputs in loader:
+                    tr_loss += self.training_step(model, inputs)
+                    ev_loss += self.eval_step(model, inputs)
+                    tr_loss += len(inputs)
+                    self.optimizer.step()
+        """,
         # A Python float.
         """
         total_loss = 0.0
@@ -256,6 +279,39 @@ class LossAccumulatedWithGraph(Rule):
     ]
 
     INVALID = [
+        # the loss comes back from the method that back-propagated it (Hugging Face's old Trainer)
+        Example(
+            """
+            import torch
+            class Trainer:
+                def training_step(self, model, inputs):
+                    loss = model(**inputs)[0]
+                    loss.backward()
+                    return loss
+
+                def train(self, model, loader):
+                    tr_loss = torch.tensor(0.0)
+                    for inputs in loader:
+                        tr_loss += self.training_step(model, inputs)  # expect: TL006
+                        self.optimizer.step()
+                        model.zero_grad()
+            """,
+            fixed="""
+            import torch
+            class Trainer:
+                def training_step(self, model, inputs):
+                    loss = model(**inputs)[0]
+                    loss.backward()
+                    return loss
+
+                def train(self, model, loader):
+                    tr_loss = torch.tensor(0.0)
+                    for inputs in loader:
+                        tr_loss += self.training_step(model, inputs).detach()  # expect: TL006
+                        self.optimizer.step()
+                        model.zero_grad()
+            """,
+        ),
         Example(
             """
             total_loss = 0
@@ -465,6 +521,9 @@ class LossAccumulatedWithGraph(Rule):
             # Reset in the loop: not carried across iterations, or only over a bounded window
             # (a logging interval, one accumulation cycle) whose graphs backward already freed.
             return False
+        if isinstance(acc.value, cst.Call):
+            helpers = an.functions(ctx).resolve(acc.value)
+            return len(helpers) == 1 and an.returns_backpropagated_loss(ctx, helpers[0])
         binding = _last_binding(idx, loop, acc.value.value, acc.statement)
         if binding is None or an.no_graph(binding.value):
             return False
@@ -487,10 +546,11 @@ class LossAccumulatedWithGraph(Rule):
 
     def _report(self, ctx: FileContext, acc: _Accumulation) -> Report:
         code = ctx.module.code_for_node
-        name = acc.value.value
+        name = code(acc.value)
         total = code(acc.accumulator)
+        what = "a tensor that requires grad" if isinstance(acc.value, cst.Name) else "a loss tensor that requires grad"
         message = (
-            f"`{total}` accumulates `{name}`, a tensor that requires grad: every iteration's autograd "
+            f"`{total}` accumulates `{name}`, {what}: every iteration's autograd "
             f"graph stays alive and memory grows; accumulate `{name}.detach()` or `{name}.item()`"
         )
         detached = cst.Call(func=cst.Attribute(value=acc.value, attr=cst.Name("detach")))
@@ -508,6 +568,8 @@ def _accumulations(idx: an.Index, loop: cst.For | cst.While, meters: set[str]) -
             value = _loss_operand(node.value)
             if value is not None:
                 yield _Accumulation(node, node.target, value)
+            elif isinstance(node.value, cst.Call):
+                yield _Accumulation(node, node.target, node.value)  # `total += self.training_step(...)`
         elif isinstance(node, cst.Assign) and len(node.targets) == 1:
             target = node.targets[0].target
             total = node.value

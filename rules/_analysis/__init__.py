@@ -134,6 +134,7 @@ from torchlint.rules._analysis.graphs import (
     is_loss_call as is_loss_call,
     mentioned_names as mentioned_names,
     no_graph as no_graph,
+    returns_backpropagated_loss as returns_backpropagated_loss,
 )
 from torchlint.rules._analysis.accumulation import (
     Accumulation as Accumulation,

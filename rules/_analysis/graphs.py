@@ -14,7 +14,7 @@ import libcst as cst
 from torchlint.rule import FileContext
 from torchlint.rules._analysis.calls import callee_name, method_name, receiver
 from torchlint.rules._analysis.dataflow import assigned_names
-from torchlint.rules._analysis.index import children, Index
+from torchlint.rules._analysis.index import children, Index, index
 from torchlint.rules._analysis.names import dotted, Imports, imports
 from torchlint.rules._analysis.training import backpropagated, training
 
@@ -142,3 +142,14 @@ def is_loss_call(imps: Imports, value: cst.BaseExpression) -> bool:
     if isinstance(value, cst.Call):
         return bool(LOSS_CALL.search(callee_name(value) or ""))
     return False
+
+
+def returns_backpropagated_loss(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """Every `return` of `func` returns a tensor that `func` back-propagates (`loss.backward();
+    return loss`): the caller gets a tensor that still carries autograd history."""
+    idx = index(ctx)
+    returns = [r for r in idx.within(func, cst.Return) if idx.scope(r) is func]
+    if not returns:
+        return False
+    consumed = backpropagated_names(ctx, idx, func)
+    return all(isinstance(r.value, cst.Name) and r.value.value in consumed.direct for r in returns)
