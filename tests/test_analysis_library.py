@@ -608,6 +608,23 @@ class TestGraphs:
         assert {"loss", "ce", "kl"} <= found.terms and "accum" not in found.terms
         assert {"loss", "ce", "kl", "model", "x", "y"} <= found.flowing and "logged" not in found.flowing
 
+    def test_a_helper_that_returns_the_loss_it_back_propagated(self) -> None:
+        ctx = context(
+            """
+            def step(model, x):
+                loss = model(x).sum()
+                loss.backward()
+                return loss
+            def step_item(model, x):
+                loss = model(x).sum()
+                loss.backward()
+                return loss.item()
+            """
+        )
+        funcs = an.functions(ctx)
+        assert an.returns_backpropagated_loss(ctx, funcs.by_name["step"][0])
+        assert not an.returns_backpropagated_loss(ctx, funcs.by_name["step_item"][0])
+
     def test_loss_calls(self) -> None:
         imps = an.imports(context("import torch\n"))
         for text in ("criterion(out, y)", "F.cross_entropy(out, y)", "outputs.loss", "loss_fn(a, b)"):
