@@ -63,7 +63,12 @@ def main() -> None:
 @click.option("--select", multiple=True, help="Rule codes, prefixes or names to enable (comma-separated).")
 @click.option("--ignore", multiple=True, help="Rule codes, prefixes or names to disable (comma-separated).")
 @click.option(
-    "--format", "output_format", default="text", show_default=True, help="Output format: text, json, sarif, github or junit."
+    "--format",
+    "--output-format",
+    "output_format",
+    default="text",
+    show_default=True,
+    help="Output format: text, concise, json, json-lines, sarif, github, gitlab, rdjson, pylint or junit.",
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE.")
 @click.option("--exit-zero", is_flag=True, help="Exit with 0 even when there are findings.")
@@ -107,11 +112,11 @@ def check(
     from torchlint.cache import cache_dir
     from torchlint.changes import ChangesError
     from torchlint.registry import RuleMetas
-    from torchlint.report import ReportContext, formats, render
-    from torchlint.sources import read_cell_lines, read_lines
+    from torchlint.report import ReportContext, format_names, render
+    from torchlint.sources import notebook_file_line, read_cell_lines, read_lines
 
-    if output_format not in formats():
-        fail(f"unknown format {output_format!r}; choose one of {', '.join(formats())}")
+    if output_format not in format_names():
+        fail(f"unknown format {output_format!r}; choose one of {', '.join(format_names())}")
     targets = list(paths) or ["."]
     try:
         config = resolve_config(config_file, isolated, targets)
@@ -146,6 +151,7 @@ def check(
         version=__version__,
         read_lines=read_lines,
         read_cell_lines=read_cell_lines,
+        notebook_line=notebook_file_line,
         files=tuple(result.files),
         fixed=fixed,
         unsafe_fixes=unsafe_fixes,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from torchlint.newlines import newline_style, normalize, restore
-from torchlint.notebook import Notebook, NotebookError, parse_notebook
+from torchlint.notebook import Notebook, NotebookError, file_line, parse_notebook
 
 DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
 
@@ -113,6 +113,14 @@ def read_cell_lines(path: Path, cell: int) -> list[str]:
         return []
     found = source.notebook.cell(cell)
     return found.source.splitlines() if found else []
+
+
+def notebook_file_line(path: Path, cell: int, line: int) -> int | None:
+    """The line of a notebook's JSON file that holds `line` of `cell`; None when unknown."""
+    source = read_source(path)
+    if not isinstance(source, SourceFile) or source.notebook is None:
+        return None
+    return file_line(source.notebook, cell, line)
 
 
 def encode(source: SourceFile, text: str) -> bytes:
