@@ -35,7 +35,10 @@ def resolve_config(config_file: str | None, isolated: bool, paths: Sequence[str]
         return Config()
     if config_file:
         return load_config(Path(config_file))
-    start = Path(paths[0]) if paths and os.path.exists(paths[0]) else Path.cwd()
+    # The nearest existing folder: a file named by --stdin-filename need not exist.
+    start = Path(paths[0]).absolute() if paths else Path.cwd()
+    while not start.exists() and start != start.parent:
+        start = start.parent
     return discover_config(start)
 
 
@@ -86,6 +89,12 @@ def main() -> None:
     metavar="REF",
     help="Check only files changed since git revision REF: commits, staged and unstaged edits, untracked files.",
 )
+@click.option(
+    "--stdin-filename",
+    metavar="PATH",
+    help="Read the source from stdin (path `-`) and report it as PATH: PATH's configuration and per-file-ignores apply; "
+    "with --fix, print the fixed source.",
+)
 @config_options
 def check(
     paths: tuple[str, ...],
@@ -104,6 +113,7 @@ def check(
     show_settings: bool,
     no_cache: bool,
     changed_since: str | None,
+    stdin_filename: str | None,
     config_file: str | None,
     isolated: bool,
 ) -> None:
@@ -114,10 +124,15 @@ def check(
     from torchlint.registry import RuleMetas
     from torchlint.report import ReportContext, format_names, render
     from torchlint.sources import notebook_file_line, read_cell_lines, read_lines
+    from torchlint.stdin_input import UNNAMED
 
     if output_format not in format_names():
         fail(f"unknown format {output_format!r}; choose one of {', '.join(format_names())}")
-    targets = list(paths) or ["."]
+    reading_stdin = paths == ("-",) or (stdin_filename is not None and not paths)
+    if not reading_stdin and ("-" in paths or stdin_filename is not None):
+        fail("`-` (read the source from stdin) must be the only path, and --stdin-filename needs it")
+    stdin_name = stdin_filename or UNNAMED
+    targets = ([stdin_filename] if stdin_filename else []) if reading_stdin else list(paths) or ["."]
     try:
         config = resolve_config(config_file, isolated, targets)
         config = config.with_overrides(
@@ -127,34 +142,47 @@ def check(
             click.echo(config.describe([(r.CODE, r.NAME) for r in api.enabled_rules(config)]), nl=False)
             sys.exit(EXIT_CLEAN)
         cwd = Path.cwd()
-        result = api.check_paths(
-            targets,
-            config,
-            cwd=cwd,
-            jobs=jobs,
-            cache_dir=None if no_cache else cache_dir(config, cwd),
-            changed_since=changed_since,
-        )
+        if not reading_stdin:
+            result = api.check_paths(
+                targets,
+                config,
+                cwd=cwd,
+                jobs=jobs,
+                cache_dir=None if no_cache else cache_dir(config, cwd),
+                changed_since=changed_since,
+            )
     except (ConfigError, ChangesError) as exc:
         fail(str(exc))
     except MissingPathError as exc:
         fail(f"no such file or folder: {', '.join(exc.paths)}")
-    findings, fixed = result.findings, 0
-    if fix or diff:
-        findings, fixed = apply_fixes(findings, config, unsafe_fixes, diff)
+    readers = {"read_lines": read_lines, "read_cell_lines": read_cell_lines, "notebook_line": notebook_file_line}
+    if reading_stdin:
+        from torchlint.stdin_input import check_stdin, report_readers
+
+        checked = check_stdin(sys.stdin.buffer.read(), stdin_name, config, fix=fix or diff, unsafe=unsafe_fixes)
+        if diff:
+            click.echo(checked.diff, nl=False)
+            sys.exit(EXIT_FINDINGS if checked.fixed else EXIT_CLEAN)
+        if fix:  # the fixed source is the output; the report goes to stderr
+            sys.stdout.buffer.write(checked.output)
+            sys.stdout.flush()
+        findings, fixed, files, readers = checked.findings, checked.fixed, [stdin_name], report_readers(checked)
+        internal_errors = [f for f in findings if f.is_internal_error]
+    else:
+        findings, fixed, files, internal_errors = result.findings, 0, result.files, result.internal_errors
+        if fix or diff:
+            findings, fixed = apply_fixes(findings, config, unsafe_fixes, diff)
     context = ReportContext(
-        files_checked=result.files_checked,
+        files_checked=len(files),
         rules=RuleMetas(),
         show_source=not quiet and output is None,
         show_summary=not quiet,
         statistics=statistics,
         version=__version__,
-        read_lines=read_lines,
-        read_cell_lines=read_cell_lines,
-        notebook_line=notebook_file_line,
-        files=tuple(result.files),
+        files=tuple(files),
         fixed=fixed,
         unsafe_fixes=unsafe_fixes,
+        **readers,
     )
     text = render(output_format, findings, context)
     if output:
@@ -163,10 +191,10 @@ def check(
         except OSError as exc:
             fail(f"cannot write {output}: {exc.strerror or exc}")
     else:
-        click.echo(text, nl=False)
-    for error in result.internal_errors:
+        click.echo(text, nl=False, err=reading_stdin and fix)
+    for error in internal_errors:
         click.echo(f"torchlint: internal error in {error.filename}: {error.message}", err=True)
-    if result.internal_errors:
+    if internal_errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
 

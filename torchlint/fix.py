@@ -85,7 +85,7 @@ def fix_file(path: Path, name: str, rules: Sequence[Rule], config: Config, unsaf
     current, fixed, findings = fix_source(original, name, rules, config, unsafe)
     if fixed == 0:
         return FileFix(name, 0, findings)
-    diff = _diff(original, current, name)
+    diff = source_diff(original, current, name)
     if write:
         try:
             data = encode(original, current.notebook.raw if current.notebook else current.text)
@@ -167,7 +167,8 @@ def _apply(source: SourceFile, findings: Sequence[Finding]) -> SourceFile:
     return replace(source, text=fixed.python, notebook=fixed)
 
 
-def _diff(old: SourceFile, new: SourceFile, name: str) -> str:
+def source_diff(old: SourceFile, new: SourceFile, name: str) -> str:
+    """A unified diff of the fixes; of the changed cells only, for a notebook."""
     if old.notebook is None or new.notebook is None:
         return _unified(old.text, new.text, name)
     parts = []
