@@ -30,7 +30,7 @@ from torchlint.finding import (
 )
 from torchlint.positions import node_positions
 from torchlint.rule import FileContext, FixSpec, Report, Rule
-from torchlint.suppression import parse_suppressions
+from torchlint.suppression import finding_lines, parse_suppressions
 
 
 class ParseFailure(Exception):
@@ -234,24 +234,36 @@ def one_line(text: str, limit: int = 200) -> str:
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
-def check_source(source: str, filename: str, rules: Sequence[Rule]) -> list[Finding]:
-    """Check one file's text with `rules`; never raises for any input."""
+def check_source(
+    source: str, filename: str, rules: Sequence[Rule], *, noqa: bool = True, unused_suppressions: bool = False
+) -> list[Finding]:
+    """Check one file's text with `rules`; never raises for any input.
+
+    `noqa=False` leaves `# noqa` comments to the caller (flake8 applies them itself);
+    `unused_suppressions` adds TL900 findings for suppression comments that suppress nothing.
+    """
     active = triggered_rules(source, rules)
-    if not active:
+    if not active and not (unused_suppressions and "#" in source):
         return []
-    with INTERPRETER_LOCK:
-        try:
-            module = parse(source)
-        except ParseFailure as failure:
-            return [parse_error(filename, failure.line, failure.column, failure.reason)]
-        with recursion_limit(TREE_RECURSION_LIMIT):
-            findings = _run_rules(FileContext(filename, source, module), active)
-    suppressions = parse_suppressions(source)
+    findings: list[Finding] = []
+    if active:
+        with INTERPRETER_LOCK:
+            try:
+                module = parse(source)
+            except ParseFailure as failure:
+                return [parse_error(filename, failure.line, failure.column, failure.reason)]
+            with recursion_limit(TREE_RECURSION_LIMIT):
+                findings = _run_rules(FileContext(filename, source, module), active)
+    suppressions = parse_suppressions(source, noqa=noqa)
     kept = [
         f
         for f in findings
-        if f.is_internal_error or not suppressions.suppresses(f.code, f.name, range(f.line, f.end_line + 1))
+        if f.is_internal_error or not suppressions.suppresses(f.code, f.name, finding_lines(f))
     ]
+    if unused_suppressions:
+        from torchlint.unused_suppressions import unused_suppressions as unused
+
+        kept.extend(unused(source, filename, suppressions, findings))
     return sorted(set(kept))
 
 
