@@ -17,8 +17,14 @@ from typing import Iterable, Iterator, Sequence
 from torchlint.cache import ResultCache, content_digest
 from torchlint.config import Config
 from torchlint.discovery import discover, display_path
-from torchlint.finding import INTERNAL_ERROR_CODE, Finding, file_problem
-from torchlint.registry import all_rules, is_selected, matches
+from torchlint.finding import (
+    INTERNAL_ERROR_CODE,
+    UNUSED_SUPPRESSION_CODE,
+    UNUSED_SUPPRESSION_NAME,
+    Finding,
+    file_problem,
+)
+from torchlint.registry import all_rules, is_selected, matches, names_explicitly
 from torchlint.rule import Rule
 from torchlint.sources import SourceFile, Unreadable, decode, read_bytes
 
@@ -67,12 +73,20 @@ def enabled_rules(config: Config) -> list[Rule]:
     return [rule() for rule in all_rules() if is_enabled(rule.CODE, rule.NAME, config)]
 
 
+def reports_unused_suppressions(config: Config) -> bool:
+    """TL900 is opt-in: only a selector that names it enables it, never `ALL`."""
+    code, name = UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION_NAME
+    return names_explicitly(config.select, code, name) and not any(matches(sel, code, name) for sel in config.ignore)
+
+
 def check_source(source: str, filename: str = "<string>", config: Config | None = None) -> list[Finding]:
     """Check Python source text; returns findings sorted by position."""
     from torchlint import engine
 
     config = config or Config()
-    findings = engine.check_source(source, filename, enabled_rules(config))
+    findings = engine.check_source(
+        source, filename, enabled_rules(config), unused_suppressions=reports_unused_suppressions(config)
+    )
     return _filter(findings, config, filename)
 
 
@@ -157,10 +171,13 @@ def findings_for(source: SourceFile, name: str, rules: Sequence[Rule], config: C
     """The findings for a file already read (or fixed in memory), filtered by `config`."""
     from torchlint import engine, notebook
 
+    unused = reports_unused_suppressions(config)
     if source.notebook is not None:
-        findings = notebook.check(source.notebook, lambda text: engine.check_source(text, name, rules))
+        findings = notebook.check(
+            source.notebook, lambda text: engine.check_source(text, name, rules, unused_suppressions=unused)
+        )
     else:
-        findings = engine.check_source(source.text, name, rules)
+        findings = engine.check_source(source.text, name, rules, unused_suppressions=unused)
     return _filter(findings, config, name)
 
 

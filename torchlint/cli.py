@@ -90,6 +90,11 @@ def main() -> None:
     help="Check only files changed since git revision REF: commits, staged and unstaged edits, untracked files.",
 )
 @click.option(
+    "--add-noqa",
+    is_flag=True,
+    help="Add `# noqa: CODES` to every line with a finding (extending a `# noqa` there), so that the next run passes.",
+)
+@click.option(
     "--stdin-filename",
     metavar="PATH",
     help="Read the source from stdin (path `-`) and report it as PATH: PATH's configuration and per-file-ignores apply; "
@@ -113,6 +118,7 @@ def check(
     show_settings: bool,
     no_cache: bool,
     changed_since: str | None,
+    add_noqa: bool,
     stdin_filename: str | None,
     config_file: str | None,
     isolated: bool,
@@ -170,6 +176,8 @@ def check(
         internal_errors = [f for f in findings if f.is_internal_error]
     else:
         findings, fixed, files, internal_errors = result.findings, 0, result.files, result.internal_errors
+        if add_noqa:
+            add_noqa_comments(findings, cwd)
         if fix or diff:
             findings, fixed = apply_fixes(findings, config, unsafe_fixes, diff)
     context = ReportContext(
@@ -197,6 +205,19 @@ def check(
     if internal_errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
+
+
+def add_noqa_comments(findings: list[Finding], cwd: Path) -> NoReturn:
+    from torchlint.add_noqa import add_noqa
+
+    result = add_noqa(findings, cwd)
+    for name, line, why in result.problems:
+        click.echo(f"torchlint: {name}{f':{line}' if line else ''}: {why}", err=True)
+    n = result.added
+    click.echo(f"Added {n} noqa directive{'s' if n != 1 else ''} to {result.files} file{'s' if result.files != 1 else ''}.", err=True)
+    if any(line == 0 for _, line, _ in result.problems):
+        sys.exit(EXIT_ERROR)  # a file that could not be read or written
+    sys.exit(EXIT_FINDINGS if result.problems else EXIT_CLEAN)
 
 
 def apply_fixes(findings: list[Finding], config: Config, unsafe: bool, diff: bool) -> tuple[list[Finding], int]:

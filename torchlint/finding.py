@@ -53,6 +53,10 @@ PARSE_ERROR_CODE = "TL000"
 PARSE_ERROR_NAME = "parse-error"
 INTERNAL_ERROR_CODE = "TL999"
 INTERNAL_ERROR_NAME = "internal-error"
+# A suppression comment that suppresses nothing or names no rule (ruff's RUF100); the
+# engine reports it when `select` names it (never through `ALL`).
+UNUSED_SUPPRESSION_CODE = "TL900"
+UNUSED_SUPPRESSION_NAME = "unused-suppression"
 
 
 @dataclass(frozen=True, order=True)

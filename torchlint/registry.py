@@ -20,6 +20,8 @@ from torchlint.finding import (
     INTERNAL_ERROR_NAME,
     PARSE_ERROR_CODE,
     PARSE_ERROR_NAME,
+    UNUSED_SUPPRESSION_CODE,
+    UNUSED_SUPPRESSION_NAME,
 )
 from torchlint.rule import Rule, RuleMeta
 
@@ -29,7 +31,11 @@ MODULE_PATTERN = re.compile(r"^tl(\d{3})_([a-z0-9_]+)$")
 RULES_PACKAGE = "torchlint.rules"
 
 # Codes that no rule class owns but that selection and suppression must know.
-BUILTIN_CODES = {PARSE_ERROR_CODE: PARSE_ERROR_NAME, INTERNAL_ERROR_CODE: INTERNAL_ERROR_NAME}
+BUILTIN_CODES = {
+    PARSE_ERROR_CODE: PARSE_ERROR_NAME,
+    INTERNAL_ERROR_CODE: INTERNAL_ERROR_NAME,
+    UNUSED_SUPPRESSION_CODE: UNUSED_SUPPRESSION_NAME,
+}
 
 
 class RegistryError(Exception):
@@ -157,6 +163,12 @@ def matches(selector: str, code: str, name: str) -> bool:
 def is_selected(code: str, name: str, select: Sequence[str], ignore: Sequence[str]) -> bool:
     """Whether `select` picks the rule and `ignore` does not drop it."""
     return any(matches(sel, code, name) for sel in select) and not any(matches(sel, code, name) for sel in ignore)
+
+
+def names_explicitly(selectors: Sequence[str], code: str, name: str) -> bool:
+    """Whether a selector picks this code other than as `ALL` or the bare `TL` prefix:
+    how opt-in codes (TL900) are enabled."""
+    return any(matches(sel, code, name) and sel.strip().upper() not in ("ALL", "TL") for sel in selectors)
 
 
 def is_valid_selector(selector: str) -> bool:
