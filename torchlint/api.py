@@ -12,7 +12,7 @@ import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from torchlint.cache import ResultCache, content_digest
 from torchlint.config import Config
@@ -97,13 +97,15 @@ def check_paths(
     jobs: int | None = None,
     cache_dir: Path | None = None,
     changed_since: str | None = None,
+    config_for: Callable[[Path], Config] | None = None,
 ) -> CheckResult:
     """Check files and folders. Raises `MissingPathError` for paths that do not exist.
 
     `jobs`: worker processes (default: the usable CPUs). `cache_dir`: where to keep the
     result cache (default: no cache). `changed_since`: a git revision; only files changed
     since it are checked (raises `changes.ChangesError` outside a git work tree or for an
-    unknown revision).
+    unknown revision). `config_for`: the settings of each file (the nearest configuration
+    file, see `projects`), when they are not `config` for all; files are found with `config`.
     """
     config = config or Config()
     cwd = cwd or Path.cwd()
@@ -112,7 +114,37 @@ def check_paths(
         from torchlint.changes import keep_changed
 
         files = keep_changed(files, changed_since, cwd)
-    tasks = [FileTask(path, display_path(path, cwd)) for path in files]
+    groups: dict[int, tuple[Config, list[FileTask]]] = {}
+    named = {(cwd / p).resolve() for p in paths if (cwd / p).is_file()}
+    names: list[str] = []
+    for path in files:
+        file_config = config_for(path) if config_for is not None else config
+        if file_config is not config and _excluded_below(file_config, path, named, cwd):
+            continue
+        task = FileTask(path, display_path(path, cwd))
+        groups.setdefault(id(file_config), (file_config, []))[1].append(task)
+        names.append(task.name)
+    findings: list[Finding] = []
+    cached = 0
+    for group_config, tasks in groups.values():
+        group_findings, group_cached = _check_group(tasks, group_config, jobs, cache_dir)
+        findings.extend(group_findings)
+        cached += group_cached
+    return CheckResult(findings=sorted(findings), files_checked=len(names), files=names, files_cached=cached)
+
+
+def _excluded_below(config: Config, path: Path, named: set[Path], cwd: Path) -> bool:
+    """Whether the file's own project excludes it: always for a file found in a folder,
+    with `force-exclude` for one named on the command line."""
+    from torchlint.discovery import excluded_by
+
+    if path.resolve() in named and not config.force_exclude:
+        return False
+    return excluded_by(config, path, cwd)
+
+
+def _check_group(tasks: list[FileTask], config: Config, jobs: int | None, cache_dir: Path | None) -> tuple[list[Finding], int]:
+    """Check files that share `config`: (their findings, how many came from the cache)."""
     cache = ResultCache.open(cache_dir, config) if cache_dir is not None else None
     per_file: list[list[Finding] | None] = [None] * len(tasks)
     if cache is not None:
@@ -128,13 +160,7 @@ def check_paths(
             cache.put(tasks[i].path, outcome.digest, outcome.findings)
     if cache is not None:
         cache.save()
-    findings = sorted(f for file_findings in per_file if file_findings for f in file_findings)
-    return CheckResult(
-        findings=findings,
-        files_checked=len(tasks),
-        files=[task.name for task in tasks],
-        files_cached=len(tasks) - len(todo),
-    )
+    return [f for file_findings in per_file if file_findings for f in file_findings], len(tasks) - len(todo)
 
 
 def usable_cpus() -> int:

@@ -127,6 +127,7 @@ def check(
     from torchlint import api
     from torchlint.cache import cache_dir
     from torchlint.changes import ChangesError
+    from torchlint.projects import NearestConfigs, overrides
     from torchlint.registry import RuleMetas
     from torchlint.report import ReportContext, format_names, render
     from torchlint.sources import notebook_file_line, read_cell_lines, read_lines
@@ -140,10 +141,10 @@ def check(
     stdin_name = stdin_filename or UNNAMED
     targets = ([stdin_filename] if stdin_filename else []) if reading_stdin else list(paths) or ["."]
     try:
-        config = resolve_config(config_file, isolated, targets)
-        config = config.with_overrides(
-            select=split_codes(select), ignore=split_codes(ignore), force_exclude=force_exclude
-        )
+        flags = {"select": split_codes(select), "ignore": split_codes(ignore), "force_exclude": force_exclude}
+        config = resolve_config(config_file, isolated, targets).with_overrides(**flags)
+        # Without --config or --isolated, each file has the settings of its own project.
+        config_for = None if isolated or config_file or reading_stdin else NearestConfigs(config, overrides(**flags))
         if show_settings:
             click.echo(config.describe([(r.CODE, r.NAME) for r in api.enabled_rules(config)]), nl=False)
             sys.exit(EXIT_CLEAN)
@@ -156,6 +157,7 @@ def check(
                 jobs=jobs,
                 cache_dir=None if no_cache else cache_dir(config, cwd),
                 changed_since=changed_since,
+                config_for=config_for,
             )
     except (ConfigError, ChangesError) as exc:
         fail(str(exc))
@@ -179,7 +181,7 @@ def check(
         if add_noqa:
             add_noqa_comments(findings, cwd)
         if fix or diff:
-            findings, fixed = apply_fixes(findings, config, unsafe_fixes, diff)
+            findings, fixed = apply_fixes(findings, config, unsafe_fixes, diff, config_for)
     context = ReportContext(
         files_checked=len(files),
         rules=RuleMetas(),
@@ -220,11 +222,13 @@ def add_noqa_comments(findings: list[Finding], cwd: Path) -> NoReturn:
     sys.exit(EXIT_FINDINGS if result.problems else EXIT_CLEAN)
 
 
-def apply_fixes(findings: list[Finding], config: Config, unsafe: bool, diff: bool) -> tuple[list[Finding], int]:
+def apply_fixes(
+    findings: list[Finding], config: Config, unsafe: bool, diff: bool, config_for: Callable[[Path], Config] | None
+) -> tuple[list[Finding], int]:
     """Fix files in place, or print the diff and exit (1 when there is something to fix)."""
     from torchlint.fix import fix_findings
 
-    result = fix_findings(findings, config, unsafe=unsafe, write=not diff)
+    result = fix_findings(findings, config, unsafe=unsafe, write=not diff, config_for=config_for)
     for failed in result.errors:
         click.echo(f"torchlint: {failed.name}: {failed.error}", err=True)
     if diff:

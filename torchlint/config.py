@@ -1,10 +1,16 @@
 """The one configuration type, loaded from `[tool.torchlint]` in pyproject.toml or from
-torchlint.toml, validated strictly: an unknown key or rule code is an error, never ignored."""
+torchlint.toml, validated strictly: an unknown key or rule code is an error, never ignored.
+
+ruff's vocabulary works too: `extend-select` / `extend-ignore` add to `select` /
+`ignore`, and `extend = "../pyproject.toml"` starts from another configuration file
+(its relative patterns stay relative to its own folder), which this file's keys override.
+"""
 
 from __future__ import annotations
 
 import fnmatch
 import json
+import os
 import shlex
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -84,6 +90,8 @@ class Config:
     # The file these settings came from, and the folder that relative patterns use.
     source: Path | None = None
     root: Path | None = None
+    # The files that `extend` chained in, nearest first.
+    extends: tuple[Path, ...] = ()
 
     def with_overrides(self, **changes: Any) -> Config:
         clean = {k: v for k, v in changes.items() if v is not None}
@@ -119,6 +127,7 @@ class Config:
         )
         lines = [
             f"# settings file: {self.source if self.source else 'none (defaults)'}",
+            *(f"# extends: {path}" for path in self.extends),
             f"# root of relative patterns: {self.root if self.root else 'the working folder'}",
             f"select = {value(self.select)}",
             f"ignore = {value(self.ignore)}",
@@ -150,6 +159,9 @@ class Config:
 _TOP_KEYS = {
     "select",
     "ignore",
+    "extend-select",
+    "extend-ignore",
+    "extend",
     "exclude",
     "extend-exclude",
     "per-file-ignores",
@@ -186,7 +198,28 @@ def _has_tool_table(path: Path) -> bool:
     return isinstance(data.get("tool"), dict) and "torchlint" in data["tool"]
 
 
-def load_config(path: Path) -> Config:
+def load_config(path: Path, _chain: tuple[Path, ...] = ()) -> Config:
+    table, prefix = _read_table(path)
+    base = None
+    if "extend" in table:
+        base = _extended(path, table["extend"], prefix, _chain)
+    return config_from_mapping(table, path, prefix, base)
+
+
+def _extended(path: Path, target: Any, prefix: str, chain: tuple[Path, ...]) -> Config:
+    name = f"{prefix}.extend" if prefix else "extend"
+    if not isinstance(target, str) or not target:
+        raise ConfigError(f"{path}: {name} must be the path of another configuration file")
+    parent = (path.parent / os.path.expanduser(target)).resolve()
+    here = path.resolve()
+    if parent == here or parent in chain:
+        raise ConfigError(f"{path}: {name} = {target!r} extends itself through {' -> '.join(map(str, (*chain, here)))}")
+    if not parent.is_file():
+        raise ConfigError(f"{path}: {name}: no such configuration file {parent}")
+    return load_config(parent, (*chain, here))
+
+
+def _read_table(path: Path) -> tuple[dict[str, Any], str]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -203,7 +236,7 @@ def load_config(path: Path) -> Config:
         prefix = "tool.torchlint" if "tool" in data else ""
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [{prefix}] must be a table")
-    return config_from_mapping(table, path, prefix)
+    return table, prefix
 
 
 def discover_config(start: Path) -> Config:
@@ -211,7 +244,10 @@ def discover_config(start: Path) -> Config:
     return load_config(path) if path else Config()
 
 
-def config_from_mapping(table: Mapping[str, Any], path: Path | None, prefix: str = "tool.torchlint") -> Config:
+def config_from_mapping(
+    table: Mapping[str, Any], path: Path | None, prefix: str = "tool.torchlint", base: Config | None = None
+) -> Config:
+    """The settings of `table`, over those of `base` (an extended configuration)."""
     where = str(path) if path else "<settings>"
 
     def key_name(key: str) -> str:
@@ -222,14 +258,24 @@ def config_from_mapping(table: Mapping[str, Any], path: Path | None, prefix: str
         raise ConfigError(
             f"{where}: unknown key {key_name(unknown[0])!r}; known keys: {', '.join(sorted(_TOP_KEYS))}"
         )
-    config = Config(source=path, root=path.parent if path else None)
+    root = path.parent if path else None
+    config = Config(source=path, root=root)
+    if base is not None:
+        config = _rebased(base, root, path)
     changes: dict[str, Any] = {}
-    for key in ("select", "ignore", "exclude", "extend-exclude"):
+    for key in ("select", "ignore", "exclude", "extend-exclude", "extend-select", "extend-ignore"):
         if key in table:
             values = _string_list(table[key], where, key_name(key))
-            if key in ("select", "ignore"):
+            if key in ("select", "ignore", "extend-select", "extend-ignore"):
                 _check_selectors(values, path, key_name(key))
             changes[key.replace("-", "_")] = values
+    # ruff's order: this file's `select` replaces the extended one, then `extend-select` adds.
+    for key in ("select", "ignore"):
+        added = changes.pop(f"extend_{key}", ())
+        if added:
+            changes[key] = (*changes.get(key, getattr(config, key)), *added)
+    if base is not None and "extend_exclude" in changes:
+        changes["extend_exclude"] = (*config.extend_exclude, *changes["extend_exclude"])
     if "per-file-ignores" in table:
         raw = table["per-file-ignores"]
         if not isinstance(raw, dict):
@@ -249,6 +295,36 @@ def config_from_mapping(table: Mapping[str, Any], path: Path | None, prefix: str
     if "probe" in table:
         changes["probe"] = _probe_settings(table["probe"], where, key_name("probe"))
     return replace(config, **changes)
+
+
+def _rebased(base: Config, root: Path | None, path: Path | None) -> Config:
+    """An extended configuration as seen from `root`: its patterns that name paths are
+    rewritten to mean the same files from there."""
+    if root is None or base.root is None:
+        return replace(base, source=path, root=root)
+    return replace(
+        base,
+        exclude=tuple(rebase_pattern(p, base.root, root) for p in base.exclude),
+        extend_exclude=tuple(rebase_pattern(p, base.root, root) for p in base.extend_exclude),
+        per_file_ignores=tuple((rebase_pattern(p, base.root, root), codes) for p, codes in base.per_file_ignores),
+        source=path,
+        root=root,
+        extends=(*((base.source,) if base.source else ()), *base.extends),
+    )
+
+
+def rebase_pattern(pattern: str, old_root: Path, new_root: Path) -> str:
+    """`pattern`, relative to `old_root`, rewritten relative to `new_root`. Patterns
+    without a folder part (`*.py`, `build`) and `**/` patterns match at any depth and
+    stay as they are."""
+    negated = pattern.startswith("!")
+    body = pattern[1:] if negated else pattern
+    if "/" not in body.rstrip("/") or body.startswith("**/"):
+        return pattern
+    trailing = "/" if body.endswith("/") else ""
+    target = old_root.resolve() / body.strip("/")
+    moved = Path(os.path.relpath(target, new_root.resolve())).as_posix()
+    return ("!" if negated else "") + moved + trailing
 
 
 def _probe_settings(raw: Any, where: str, name: str) -> ProbeSettings:
