@@ -304,6 +304,18 @@ def docs(output: str, check_only: bool) -> None:
         sys.exit(EXIT_FINDINGS)
 
 
+@main.command()
+def server() -> None:
+    """Run the language server (LSP over stdio) for editors; needs `pip install 'torchlint[lsp]'`."""
+    try:
+        from torchlint.server import start
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in ("pygls", "lsprotocol"):
+            raise
+        fail(f"the language server needs pygls ({exc.name} is missing): pip install 'torchlint[lsp]'")
+    start()
+
+
 main.add_command(probe_cli.command())
 
 
