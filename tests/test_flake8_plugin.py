@@ -67,3 +67,20 @@ def test_importing_the_plugin_imports_neither_libcst_nor_the_rules() -> None:
     code = "import sys, torchlint.flake8_plugin; print([m for m in ('libcst', 'torchlint.engine', 'torchlint.rules') if m in sys.modules])"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert done.stdout.strip() == "[]"
+
+
+def test_when_flake8_selects_no_tl_code_the_plugin_does_no_work(tmp_path: Path) -> None:
+    (tmp_path / "t.py").write_text(BUGGY)
+    selected = flake8(tmp_path, "-j", "1", "--select", "TL", "t.py")
+    assert "TL001" in selected.stdout
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "flake8", "--isolated", "-j", "1", "--select", "E,F,W", "t.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "TL001" not in done.stdout
+    assert "libcst" not in done.stderr and "torchlint.engine" not in done.stderr
+    # By default flake8 selects every installed plugin's codes, TL included.
+    assert "TL001" in flake8(tmp_path, "t.py").stdout

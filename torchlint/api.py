@@ -24,7 +24,7 @@ from torchlint.finding import (
     Finding,
     file_problem,
 )
-from torchlint.registry import all_rules, is_selected, matches, names_explicitly
+from torchlint.registry import catalog, is_selected, matches, names_explicitly
 from torchlint.rule import Rule
 from torchlint.sources import SourceFile, Unreadable, decode, read_bytes
 
@@ -70,7 +70,10 @@ def is_enabled(code: str, name: str, config: Config) -> bool:
 
 
 def enabled_rules(config: Config) -> list[Rule]:
-    return [rule() for rule in all_rules() if is_enabled(rule.CODE, rule.NAME, config)]
+    """The rules `config` enables, each imported when a file first needs it (`lazy_rules`)."""
+    from torchlint.lazy_rules import lazy_rules
+
+    return lazy_rules((code, name) for code, name in catalog().items() if is_enabled(code, name, config))
 
 
 def reports_unused_suppressions(config: Config) -> bool:
@@ -248,14 +251,16 @@ def _check_task(task: FileTask) -> FileOutcome:
 def _check_tasks(tasks: list[FileTask], config: Config, jobs: int, digests: bool) -> list[FileOutcome]:
     if not tasks:
         return []
-    # Import the rules (and LibCST) here, before any worker is forked, so that workers share them.
     _init_worker(config, digests)
     sizes = [_size(task.path) for task in tasks] if jobs > 1 and len(tasks) > 1 else []
     if sum(sizes) < POOL_MIN_BYTES:
         with _fewer_collections():
             return [_check_task_in_process(task) for task in tasks]
+    from torchlint.lazy_rules import load_all
     from torchlint.parallel import Crash, WorkerSetup, run_tasks
 
+    # Import the rules (and LibCST) before any worker is forked, so that workers share them.
+    load_all(_worker_rules)
     setup = WorkerSetup(
         work=_check_task, initialize=_init_worker, args=(config, digests), heavy_weight=HEAVY_FILE_BYTES
     )

@@ -9,7 +9,7 @@ from typing import Any, Callable, NoReturn, Sequence, TypeVar
 
 import click
 
-from torchlint import __version__, probe_cli
+from torchlint import __version__
 from torchlint.config import Config, ConfigError, discover_config, load_config
 from torchlint.discovery import MissingPathError
 from torchlint.finding import Finding
@@ -55,7 +55,25 @@ def config_options(func: F) -> F:
     return func
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """Commands whose modules are imported only when the command is asked for (or the
+    command list is shown): a `check` loads nothing of `probe`."""
+
+    LAZY = {"probe": "torchlint.probe_cli"}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *self.LAZY])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.LAZY:
+            import importlib
+
+            command: click.Command = importlib.import_module(self.LAZY[name]).command()
+            return command
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="torchlint")
 def main() -> None:
     """torchlint: catch the bugs people really make in PyTorch training code."""
@@ -131,14 +149,13 @@ def check(
     from torchlint.registry import RuleMetas
     from torchlint.report import ReportContext, format_names, render
     from torchlint.sources import notebook_file_line, read_cell_lines, read_lines
-    from torchlint.stdin_input import UNNAMED
 
     if output_format not in format_names():
         fail(f"unknown format {output_format!r}; choose one of {', '.join(format_names())}")
     reading_stdin = paths == ("-",) or (stdin_filename is not None and not paths)
     if not reading_stdin and ("-" in paths or stdin_filename is not None):
         fail("`-` (read the source from stdin) must be the only path, and --stdin-filename needs it")
-    stdin_name = stdin_filename or UNNAMED
+    stdin_name = stdin_filename or "-"  # the name ruff and flake8 give stdin
     targets = ([stdin_filename] if stdin_filename else []) if reading_stdin else list(paths) or ["."]
     try:
         flags = {"select": split_codes(select), "ignore": split_codes(ignore), "force_exclude": force_exclude}
@@ -315,8 +332,6 @@ def server() -> None:
         fail(f"the language server needs pygls ({exc.name} is missing): pip install 'torchlint[lsp]'")
     start()
 
-
-main.add_command(probe_cli.command())
 
 
 def run() -> None:

@@ -13,12 +13,9 @@ import ast
 import re
 import sys
 import threading
-import traceback
 import warnings
 from contextlib import contextmanager
-from typing import Iterable, Iterator, Sequence
-
-import libcst as cst
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from torchlint.finding import (
     INTERNAL_ERROR_CODE,
@@ -28,9 +25,13 @@ from torchlint.finding import (
     Fix,
     file_problem,
 )
-from torchlint.positions import node_positions
 from torchlint.rule import FileContext, FixSpec, Report, Rule
 from torchlint.suppression import finding_lines, parse_suppressions
+
+if TYPE_CHECKING:
+    # LibCST (a tenth of a second to import) is imported when a file is parsed: a run
+    # whose files trigger no rule never needs it.
+    import libcst as cst
 
 
 class ParseFailure(Exception):
@@ -121,6 +122,8 @@ _OPENING = frozenset("([{")
 
 def parse(source: str) -> cst.Module:
     """Parse `source`, raising `ParseFailure` with CPython's own reason when it is not Python."""
+    import libcst as cst
+
     nul = source.find("\0")
     if nul >= 0:
         line = source.count("\n", 0, nul) + 1
@@ -218,6 +221,8 @@ def parse_error(filename: str, line: int, column: int, reason: str) -> Finding:
 
 
 def internal_error(filename: str, rule: Rule, exc: BaseException) -> Finding:
+    import traceback
+
     frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     where = f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}" if frame else ""
     reason = one_line(f"{type(exc).__name__}: {exc}")
@@ -281,6 +286,8 @@ def _run_rules(ctx: FileContext, rules: Sequence[Rule]) -> list[Finding]:
 
 
 def _locate(ctx: FileContext, reported: Sequence[tuple[Rule, Report]]) -> list[Finding]:
+    from torchlint.positions import node_positions
+
     positions = node_positions(ctx.module, (report.node for _, report in reported))
     findings = []
     for rule, report in reported:
@@ -314,6 +321,8 @@ def _locate(ctx: FileContext, reported: Sequence[tuple[Rule, Report]]) -> list[F
 
 def render_fix(ctx: FileContext, spec: FixSpec) -> Fix | None:
     """Turn node replacements into minimal text edits on the original source."""
+    import libcst as cst
+
     edits = []
     for old, new in spec.replacements:
         fixed = ctx.module.deep_replace(old, new)

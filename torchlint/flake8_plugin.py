@@ -9,6 +9,7 @@ read: in a flake8 run, flake8's configuration decides. Imported only by flake8.
 
 from __future__ import annotations
 
+import argparse
 import ast
 from typing import Iterator, Sequence
 
@@ -18,6 +19,18 @@ from torchlint import __version__
 class TorchlintChecker:
     name = "torchlint"
     version = __version__
+    # Whether flake8 reports any TL code in this run; when it does not (`--select E,F`),
+    # the plugin parses nothing, since flake8 runs every installed plugin.
+    selected = True
+
+    @classmethod
+    def parse_options(cls, options: argparse.Namespace) -> None:
+        from flake8.style_guide import Decision, DecisionEngine
+
+        from torchlint.registry import known_codes
+
+        decider = DecisionEngine(options)
+        cls.selected = any(decider.decision_for(code) is Decision.Selected for code in known_codes())
 
     def __init__(self, tree: ast.AST, filename: str, lines: Sequence[str]) -> None:
         # flake8 passes the tree it parsed; the engine parses with LibCST, from the lines.
@@ -25,6 +38,8 @@ class TorchlintChecker:
         self.lines = lines
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
+        if not self.selected:
+            return
         from torchlint import engine
         from torchlint.api import enabled_rules
         from torchlint.config import Config

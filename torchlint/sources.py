@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import os
-import tempfile
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,6 +132,8 @@ def encode(source: SourceFile, text: str) -> bytes:
 
 def write_bytes(path: Path, data: bytes) -> str | None:
     """Replace the file's content atomically, keeping its permissions; returns why not."""
+    import tempfile  # here: only --fix writes, and a check starts faster without it
+
     try:
         mode = path.stat().st_mode
         handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".torchlint", dir=path.parent)
