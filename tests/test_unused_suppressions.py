@@ -124,3 +124,14 @@ def test_add_noqa_leaves_a_line_that_ends_inside_a_string_and_says_so(
     result = check("--add-noqa", "t.py")
     assert result.exit_code == 1 and "t.py:2: no comment can go on this line" in result.stderr
     assert Path("t.py").read_text() == source
+
+
+@pytest.mark.parametrize("args", [["--fix"], ["--diff"], ["-"]])
+def test_add_noqa_refuses_what_it_cannot_combine_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("t.py").write_text(BUGGY)
+    result = check("--add-noqa", *args)
+    assert Path("t.py").read_text() == BUGGY
+    assert result.exit_code == 2 and "--add-noqa edits files" in result.stderr

@@ -155,6 +155,8 @@ def check(
     reading_stdin = paths == ("-",) or (stdin_filename is not None and not paths)
     if not reading_stdin and ("-" in paths or stdin_filename is not None):
         fail("`-` (read the source from stdin) must be the only path, and --stdin-filename needs it")
+    if add_noqa and (fix or diff or reading_stdin):
+        fail("--add-noqa edits files and cannot be combined with --fix, --diff or stdin")
     stdin_name = stdin_filename or "-"  # the name ruff and flake8 give stdin
     targets = ([stdin_filename] if stdin_filename else []) if reading_stdin else list(paths) or ["."]
     try:
