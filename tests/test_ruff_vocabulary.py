@@ -117,3 +117,15 @@ def test_fix_uses_each_files_configuration(monorepo: Path) -> None:
     check("--fix", ".")
     assert ".contiguous()" in (monorepo / "vision" / "model.py").read_text()
     assert ".contiguous()" not in (monorepo / "top.py").read_text()
+
+
+def test_extend_select_and_extend_ignore_flags_add_to_each_projects_settings(monorepo: Path) -> None:
+    # vision/ selects only TL003; --extend-select adds TL001 there, and the top keeps its own.
+    result = check("--extend-select", "TL001", "vision/model.py", "top.py")
+    assert codes(result) == [("top.py", "TL001"), ("vision/model.py", "TL001"), ("vision/model.py", "TL003")]
+    assert codes(check("--extend-ignore", "TL001", "top.py", "plain")) == []
+    write(monorepo / "unused.py", "x = 1  # noqa: TL003\n")
+    assert codes(check("--isolated", "unused.py")) == []
+    assert codes(check("--isolated", "--extend-select", "TL900", "unused.py")) == [("unused.py", "TL900")]
+    bad = check("--extend-select", "TL0999", ".")
+    assert bad.exit_code == 2 and "extend-select: unknown rule code or name 'TL0999'" in bad.stderr

@@ -83,6 +83,8 @@ def main() -> None:
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--select", multiple=True, help="Rule codes, prefixes or names to enable (comma-separated).")
 @click.option("--ignore", multiple=True, help="Rule codes, prefixes or names to disable (comma-separated).")
+@click.option("--extend-select", multiple=True, help="Rule codes, prefixes or names to enable on top of `select`.")
+@click.option("--extend-ignore", multiple=True, help="Rule codes, prefixes or names to disable on top of `ignore`.")
 @click.option(
     "--format",
     "--output-format",
@@ -123,6 +125,8 @@ def check(
     paths: tuple[str, ...],
     select: tuple[str, ...],
     ignore: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    extend_ignore: tuple[str, ...],
     output_format: str,
     output: str | None,
     exit_zero: bool,
@@ -160,7 +164,13 @@ def check(
     stdin_name = stdin_filename or "-"  # the name ruff and flake8 give stdin
     targets = ([stdin_filename] if stdin_filename else []) if reading_stdin else list(paths) or ["."]
     try:
-        flags = {"select": split_codes(select), "ignore": split_codes(ignore), "force_exclude": force_exclude}
+        flags = {
+            "select": split_codes(select),
+            "ignore": split_codes(ignore),
+            "extend_select": split_codes(extend_select),
+            "extend_ignore": split_codes(extend_ignore),
+            "force_exclude": force_exclude,
+        }
         config = resolve_config(config_file, isolated, targets).with_overrides(**flags)
         # Without --config or --isolated, each file has the settings of its own project.
         config_for = None if isolated or config_file or reading_stdin else NearestConfigs(config, overrides(**flags))

@@ -94,10 +94,16 @@ class Config:
     extends: tuple[Path, ...] = ()
 
     def with_overrides(self, **changes: Any) -> Config:
+        """These settings replaced; `extend_select` / `extend_ignore` add to the
+        (replaced) `select` / `ignore`, as ruff's flags of those names do."""
         clean = {k: v for k, v in changes.items() if v is not None}
-        for key in ("select", "ignore"):
+        for key in ("select", "ignore", "extend_select", "extend_ignore"):
             if key in clean:
-                _check_selectors(clean[key], self.source, key)
+                _check_selectors(clean[key], self.source, key.replace("_", "-"))
+        for key in ("select", "ignore"):
+            added = clean.pop(f"extend_{key}", ())
+            if added:
+                clean[key] = (*clean.get(key, getattr(self, key)), *added)
         return replace(self, **clean)
 
     def ignored_for(self, relpath: str) -> tuple[str, ...]:
