@@ -44,8 +44,8 @@ def test_report_marks_fixable_findings_and_counts_them() -> None:
     assert result.exit_code == 1
     lines = result.output.splitlines()
     # The first line keeps the documented `path:line:col: CODE [name] message` form.
-    first = lines.index(next(line for line in lines if line.startswith("train.py:1:5: TL900 [toy-cuda]")))
-    second = lines.index(next(line for line in lines if line.startswith("train.py:2:5: TL901 [toy-cpu]")))
+    first = lines.index(next(line for line in lines if line.startswith("train.py:1:5: TL980 [toy-cuda]")))
+    second = lines.index(next(line for line in lines if line.startswith("train.py:2:5: TL981 [toy-cpu]")))
     assert lines[first + 3].startswith("    [*] fix: ") and lines[first + 3].endswith("(--fix)")
     assert lines[second + 3].endswith("(--fix --unsafe-fixes)")
     assert "[*] 1 fixable with the `--fix` option (1 hidden fix can be enabled with the `--unsafe-fixes` option)." in lines
@@ -58,7 +58,7 @@ def test_fix_leaves_unsafe_fixes_alone_and_reports_what_remains() -> None:
     result = check("--fix", "train.py")
     assert result.exit_code == 1
     assert path.read_bytes() == b"b = x.cpu()\n"
-    assert "train.py:1:5: TL901" in result.output
+    assert "train.py:1:5: TL981" in result.output
     assert "No fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option)." in result.output
 
 
@@ -140,7 +140,7 @@ def test_a_fix_that_breaks_the_parse_is_left_out() -> None:
     path = write("train.py", b"a = v.cuda()\ny = x.breaks()\nz = w.cuda()\n")
     result = check("--fix", "train.py")
     assert path.read_bytes() == b'a = v.to("cuda")\ny = x.breaks()\nz = w.to("cuda")\n'
-    assert "train.py:2:5: TL902" in result.output
+    assert "train.py:2:5: TL982" in result.output
     assert "Found 1 finding (1 error) in 1 of 1 file checked (2 fixed)." in result.output
     assert result.exit_code == 1
 
@@ -148,9 +148,9 @@ def test_a_fix_that_breaks_the_parse_is_left_out() -> None:
 @pytest.mark.parametrize(
     "source, args",
     [
-        (b"y = x.cuda()  # noqa: TL900\n", []),
+        (b"y = x.cuda()  # noqa: TL980\n", []),
         (b"y = x.cuda()  # torchlint: disable=toy-cuda\n", []),
-        (b"y = x.cuda()\n", ["--ignore", "TL900"]),
+        (b"y = x.cuda()\n", ["--ignore", "TL980"]),
     ],
     ids=["noqa", "disable", "ignored"],
 )
@@ -168,7 +168,7 @@ def test_fix_only_touches_files_with_fixes() -> None:
     result = check("--fix", ".")
     assert fixable.read_bytes() == b'y = x.to("cuda")\n'
     assert os.stat(other).st_mtime_ns == before
-    assert "b.py:1:5: TL901" in result.output
+    assert "b.py:1:5: TL981" in result.output
     assert "Found 1 finding (1 error) in 1 of 2 files checked (1 fixed)." in result.output
 
 
@@ -180,7 +180,7 @@ def test_fix_reports_the_remaining_findings_in_any_format(fmt: str) -> None:
     reported = result.stdout
     if fmt == "sarif":
         reported = " ".join(r["ruleId"] for r in json.loads(reported)["runs"][0]["results"])
-    assert "TL901" in reported and "TL900" not in reported
+    assert "TL981" in reported and "TL980" not in reported
 
 
 def test_a_file_that_cannot_be_written_is_a_clear_message(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -193,6 +193,6 @@ def test_a_file_that_cannot_be_written_is_a_clear_message(monkeypatch: pytest.Mo
     result = check("--fix", "train.py")
     assert result.exit_code == 1
     assert "torchlint: train.py: cannot write the fixed file: Permission denied" in result.stderr
-    assert "train.py:1:5: TL900" in result.stdout, "the finding is still reported"
+    assert "train.py:1:5: TL980" in result.stdout, "the finding is still reported"
     assert path.read_bytes() == b"y = x.cuda()\n"
     assert [p.name for p in Path.cwd().iterdir()] == ["train.py"]

@@ -121,7 +121,8 @@ def test_sarif_results_have_physical_locations() -> None:
     assert first["artifactLocation"] == {"uri": "src/train.py", "uriBaseId": "%SRCROOT%"}
     assert first["region"] == {"startLine": 5, "startColumn": 5, "endLine": 5, "endColumn": 15}
     assert results[1]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "my%20notebooks/nb.ipynb"
-    assert results[1]["level"] == "warning" and results[1]["properties"] == {"cell": 3}
+    assert results[1]["level"] == "warning"
+    assert results[1]["properties"] == {"cell": 3, "cellLine": 2, "cellColumn": 1}
     assert results[2]["locations"][0]["physicalLocation"]["artifactLocation"] == {"uri": "file:///abs/bad.py"}
     assert results[3]["level"] == "note"
     (change,) = results[3]["fixes"][0]["artifactChanges"]
@@ -206,6 +207,6 @@ def test_the_schema_check_rejects_broken_sarif() -> None:
 
 
 def test_check_help_names_every_format() -> None:
-    help_text = CliRunner().invoke(main, ["check", "--help"]).output
+    help_text = CliRunner().invoke(main, ["check", "--help"], terminal_width=200).output
     for name in formats():
         assert name in help_text

@@ -129,12 +129,14 @@ def test_text_output_and_snippet_show_the_cell(tmp_path: Path, monkeypatch: pyte
 
 def test_json_and_sarif_carry_the_cell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    write_notebook(tmp_path / "nb.ipynb", cell(SETUP), cell(TRAIN))
+    path = write_notebook(tmp_path / "nb.ipynb", cell(SETUP), cell(TRAIN))
     (found,) = json.loads(check("--format", "json", ".").stdout)
     assert (found["cell"], found["line"], found["column"]) == (2, 4, 5)
     (result,) = json.loads(check("--format", "sarif", ".").stdout)["runs"][0]["results"]
-    assert result["properties"] == {"cell": 2}
-    assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 4
+    assert result["properties"] == {"cell": 2, "cellLine": 4, "cellColumn": 5}
+    # The alert sits on the line of the .ipynb file that holds the cell's line.
+    start = result["locations"][0]["physicalLocation"]["region"]["startLine"]
+    assert path.read_text(encoding="utf-8").splitlines()[start - 1].strip() == '"    opt.step()"'
 
 
 @pytest.mark.parametrize("comment", ["# noqa: TL001", "# torchlint: disable=missing-zero-grad"])

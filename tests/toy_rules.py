@@ -38,7 +38,7 @@ class ToyCuda(Rule):
     """## What it does
     Flags `x.cuda()`; the safe fix writes `x.to("cuda")`."""
 
-    CODE = "TL900"
+    CODE = "TL980"
     NAME = "toy-cuda"
     SUMMARY = "x.cuda() call"
     TRIGGERS = (("cuda",),)
@@ -53,7 +53,7 @@ class ToyCpu(Rule):
     """## What it does
     Flags `x.cpu()`; the unsafe fix writes `x.cuda()`, which `ToyCuda` then flags."""
 
-    CODE = "TL901"
+    CODE = "TL981"
     NAME = "toy-cpu"
     SUMMARY = "x.cpu() call"
     TRIGGERS = (("cpu",),)
@@ -68,7 +68,7 @@ class ToyBroken(Rule):
     """## What it does
     Flags `x.breaks()`; its fix produces code that does not parse."""
 
-    CODE = "TL902"
+    CODE = "TL982"
     NAME = "toy-broken"
     SUMMARY = "x.breaks() call"
     TRIGGERS = (("breaks",),)
@@ -86,4 +86,7 @@ def register(monkeypatch: pytest.MonkeyPatch) -> None:
     codes = {**registry.catalog(), **{rule.CODE: rule.NAME for rule in TOY_RULES}}
     monkeypatch.setattr(registry, "all_rules", lambda: rules)
     monkeypatch.setattr(registry, "catalog", lambda: codes)
-    monkeypatch.setattr(api, "all_rules", lambda: rules)
+    real = api.enabled_rules
+    monkeypatch.setattr(
+        api, "enabled_rules", lambda config: [*real(config), *(r() for r in TOY_RULES if api.is_enabled(r.CODE, r.NAME, config))]
+    )

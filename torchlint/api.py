@@ -12,13 +12,20 @@ import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from torchlint.cache import ResultCache, content_digest
 from torchlint.config import Config
 from torchlint.discovery import discover, display_path
-from torchlint.finding import FILE_TOO_LARGE_CODE, INTERNAL_ERROR_CODE, Finding, file_problem
-from torchlint.registry import all_rules, is_selected, matches
+from torchlint.finding import (
+    FILE_TOO_LARGE_CODE,
+    INTERNAL_ERROR_CODE,
+    UNUSED_SUPPRESSION_CODE,
+    UNUSED_SUPPRESSION_NAME,
+    Finding,
+    file_problem,
+)
+from torchlint.registry import catalog, is_selected, matches, names_explicitly
 from torchlint.rule import Rule
 from torchlint.sources import SourceFile, Unreadable, decode, read_bytes
 
@@ -64,7 +71,16 @@ def is_enabled(code: str, name: str, config: Config) -> bool:
 
 
 def enabled_rules(config: Config) -> list[Rule]:
-    return [rule() for rule in all_rules() if is_enabled(rule.CODE, rule.NAME, config)]
+    """The rules `config` enables, each imported when a file first needs it (`lazy_rules`)."""
+    from torchlint.lazy_rules import lazy_rules
+
+    return lazy_rules((code, name) for code, name in catalog().items() if is_enabled(code, name, config))
+
+
+def reports_unused_suppressions(config: Config) -> bool:
+    """TL900 is opt-in: only a selector that names it enables it, never `ALL`."""
+    code, name = UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION_NAME
+    return names_explicitly(config.select, code, name) and not any(matches(sel, code, name) for sel in config.ignore)
 
 
 def check_source(source: str, filename: str = "<string>", config: Config | None = None) -> list[Finding]:
@@ -72,7 +88,9 @@ def check_source(source: str, filename: str = "<string>", config: Config | None 
     from torchlint import engine
 
     config = config or Config()
-    findings = engine.check_source(source, filename, enabled_rules(config))
+    findings = engine.check_source(
+        source, filename, enabled_rules(config), unused_suppressions=reports_unused_suppressions(config)
+    )
     return _filter(findings, config, filename)
 
 
@@ -83,6 +101,7 @@ def check_paths(
     jobs: int | None = None,
     cache_dir: Path | None = None,
     changed_since: str | None = None,
+    config_for: Callable[[Path], Config] | None = None,
 ) -> CheckResult:
     """Check files and folders. Raises `discovery.PathError` for paths that do not
     exist or cannot be read.
@@ -90,7 +109,8 @@ def check_paths(
     `jobs`: worker processes (default: the usable CPUs). `cache_dir`: where to keep the
     result cache (default: no cache). `changed_since`: a git revision; only files changed
     since it are checked (raises `changes.ChangesError` outside a git work tree or for an
-    unknown revision).
+    unknown revision). `config_for`: the settings of each file (the nearest configuration
+    file, see `projects`), when they are not `config` for all; files are found with `config`.
     """
     config = config or Config()
     cwd = cwd or Path.cwd()
@@ -99,7 +119,37 @@ def check_paths(
         from torchlint.changes import keep_changed
 
         files = keep_changed(files, changed_since, cwd)
-    tasks = [FileTask(path, display_path(path, cwd)) for path in files]
+    groups: dict[int, tuple[Config, list[FileTask]]] = {}
+    named = {(cwd / p).resolve() for p in paths if (cwd / p).is_file()}
+    names: list[str] = []
+    for path in files:
+        file_config = config_for(path) if config_for is not None else config
+        if file_config is not config and _excluded_below(file_config, path, named, cwd):
+            continue
+        task = FileTask(path, display_path(path, cwd))
+        groups.setdefault(id(file_config), (file_config, []))[1].append(task)
+        names.append(task.name)
+    findings: list[Finding] = []
+    cached = 0
+    for group_config, tasks in groups.values():
+        group_findings, group_cached = _check_group(tasks, group_config, jobs, cache_dir)
+        findings.extend(group_findings)
+        cached += group_cached
+    return CheckResult(findings=sorted(findings), files_checked=len(names), files=names, files_cached=cached)
+
+
+def _excluded_below(config: Config, path: Path, named: set[Path], cwd: Path) -> bool:
+    """Whether the file's own project excludes it: always for a file found in a folder,
+    with `force-exclude` for one named on the command line."""
+    from torchlint.discovery import excluded_by
+
+    if path.resolve() in named and not config.force_exclude:
+        return False
+    return excluded_by(config, path, cwd)
+
+
+def _check_group(tasks: list[FileTask], config: Config, jobs: int | None, cache_dir: Path | None) -> tuple[list[Finding], int]:
+    """Check files that share `config`: (their findings, how many came from the cache)."""
     cache = ResultCache.open(cache_dir, config) if cache_dir is not None else None
     per_file: list[list[Finding] | None] = [None] * len(tasks)
     if cache is not None:
@@ -115,13 +165,7 @@ def check_paths(
             cache.put(tasks[i].path, outcome.digest, outcome.findings)
     if cache is not None:
         cache.save()
-    findings = sorted(f for file_findings in per_file if file_findings for f in file_findings)
-    return CheckResult(
-        findings=findings,
-        files_checked=len(tasks),
-        files=[task.name for task in tasks],
-        files_cached=len(tasks) - len(todo),
-    )
+    return [f for file_findings in per_file if file_findings for f in file_findings], len(tasks) - len(todo)
 
 
 def usable_cpus() -> int:
@@ -162,18 +206,22 @@ def findings_for(source: SourceFile, name: str, rules: Sequence[Rule], config: C
     """The findings for a file already read (or fixed in memory), filtered by `config`."""
     from torchlint import engine, notebook
 
+    unused = reports_unused_suppressions(config)
     if source.notebook is not None:
         # As for any file, a notebook without any rule's trigger words is not parsed.
         active = engine.triggered_rules(source.text, rules)
         findings = (
             notebook.check(
-                source.notebook, name, lambda text: engine.check_source(text, name, active), engine.syntax_problem
+                source.notebook,
+                name,
+                lambda text: engine.check_source(text, name, active, unused_suppressions=unused),
+                engine.syntax_problem,
             )
             if active
             else []
         )
     else:
-        findings = engine.check_source(source.text, name, rules)
+        findings = engine.check_source(source.text, name, rules, unused_suppressions=unused)
     return _filter(findings, config, source.path)
 
 
@@ -219,14 +267,16 @@ def _check_task(task: FileTask) -> FileOutcome:
 def _check_tasks(tasks: list[FileTask], config: Config, jobs: int, digests: bool) -> list[FileOutcome]:
     if not tasks:
         return []
-    # Import the rules (and LibCST) here, before any worker is forked, so that workers share them.
     _init_worker(config, digests)
     sizes = [_size(task.path) for task in tasks] if jobs > 1 and len(tasks) > 1 else []
     if sum(sizes) < POOL_MIN_BYTES:
         with _fewer_collections():
             return [_check_task_in_process(task) for task in tasks]
+    from torchlint.lazy_rules import load_all
     from torchlint.parallel import Crash, WorkerSetup, run_tasks
 
+    # Import the rules (and LibCST) before any worker is forked, so that workers share them.
+    load_all(_worker_rules)
     setup = WorkerSetup(
         work=_check_task, initialize=_init_worker, args=(config, digests), heavy_weight=HEAVY_FILE_BYTES
     )

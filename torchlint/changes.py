@@ -9,7 +9,6 @@ ignored. Deleted files are left out: there is nothing left to check.
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 from typing import Sequence
 
@@ -23,6 +22,8 @@ class _GitFailed(Exception):
 
 
 def _git(args: Sequence[str], cwd: Path) -> str:
+    import subprocess  # here: `check` imports this module for its error type only
+
     try:
         done = subprocess.run(
             ["git", *args], cwd=cwd, capture_output=True, text=True, encoding="utf-8", errors="surrogateescape"

@@ -9,7 +9,7 @@ from typing import Any, Callable, NoReturn, Sequence, TypeVar
 
 import click
 
-from torchlint import __version__, probe_cli
+from torchlint import __version__
 from torchlint.config import Config, ConfigError, discover_config, load_config
 from torchlint.discovery import PathError
 from torchlint.finding import Finding, Severity
@@ -35,7 +35,10 @@ def resolve_config(config_file: str | None, isolated: bool, paths: Sequence[str]
         return Config()
     if config_file:
         return load_config(Path(config_file))
-    start = Path(paths[0]) if paths and os.path.exists(paths[0]) else Path.cwd()
+    # The nearest existing folder: a file named by --stdin-filename need not exist.
+    start = Path(paths[0]).absolute() if paths else Path.cwd()
+    while not start.exists() and start != start.parent:
+        start = start.parent
     return discover_config(start)
 
 
@@ -52,7 +55,25 @@ def config_options(func: F) -> F:
     return func
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """Commands whose modules are imported only when the command is asked for (or the
+    command list is shown): a `check` loads nothing of `probe`."""
+
+    LAZY = {"probe": "torchlint.probe_cli"}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *self.LAZY])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.LAZY:
+            import importlib
+
+            command: click.Command = importlib.import_module(self.LAZY[name]).command()
+            return command
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="torchlint")
 def main() -> None:
     """torchlint: catch the bugs people really make in PyTorch training code."""
@@ -62,8 +83,15 @@ def main() -> None:
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--select", multiple=True, help="Rule codes, prefixes or names to enable (comma-separated).")
 @click.option("--ignore", multiple=True, help="Rule codes, prefixes or names to disable (comma-separated).")
+@click.option("--extend-select", multiple=True, help="Rule codes, prefixes or names to enable on top of `select`.")
+@click.option("--extend-ignore", multiple=True, help="Rule codes, prefixes or names to disable on top of `ignore`.")
 @click.option(
-    "--format", "output_format", default="text", show_default=True, help="Output format: text, json, sarif, github or junit."
+    "--format",
+    "--output-format",
+    "output_format",
+    default="text",
+    show_default=True,
+    help="Output format: text, concise, json, json-lines, sarif, github, gitlab, rdjson, pylint or junit.",
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE.")
 @click.option("--exit-zero", is_flag=True, help="Exit with 0 even when there are findings.")
@@ -86,11 +114,24 @@ def main() -> None:
     metavar="REF",
     help="Check only files changed since git revision REF: commits, staged and unstaged edits, untracked files.",
 )
+@click.option(
+    "--add-noqa",
+    is_flag=True,
+    help="Add `# noqa: CODES` to every line with a finding (extending a `# noqa` there), so that the next run passes.",
+)
+@click.option(
+    "--stdin-filename",
+    metavar="PATH",
+    help="Read the source from stdin (path `-`) and report it as PATH: PATH's configuration and per-file-ignores apply; "
+    "with --fix, print the fixed source.",
+)
 @config_options
 def check(
     paths: tuple[str, ...],
     select: tuple[str, ...],
     ignore: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    extend_ignore: tuple[str, ...],
     output_format: str,
     output: str | None,
     exit_zero: bool,
@@ -105,6 +146,8 @@ def check(
     show_settings: bool,
     no_cache: bool,
     changed_since: str | None,
+    add_noqa: bool,
+    stdin_filename: str | None,
     config_file: str | None,
     isolated: bool,
 ) -> None:
@@ -112,53 +155,81 @@ def check(
     from torchlint import api
     from torchlint.cache import cache_dir
     from torchlint.changes import ChangesError
+    from torchlint.projects import NearestConfigs, overrides
     from torchlint.registry import RuleMetas
-    from torchlint.report import ReportContext, formats, render
-    from torchlint.sources import read_cell_lines, read_lines
+    from torchlint.report import ReportContext, format_names, render
+    from torchlint.sources import notebook_file_line, read_cell_lines, read_lines
 
-    if output_format not in formats():
-        fail(f"unknown format {output_format!r}; choose one of {', '.join(formats())}")
-    targets = list(paths) or ["."]
+    if output_format not in format_names():
+        fail(f"unknown format {output_format!r}; choose one of {', '.join(format_names())}")
+    reading_stdin = paths == ("-",) or (stdin_filename is not None and not paths)
+    if not reading_stdin and ("-" in paths or stdin_filename is not None):
+        fail("`-` (read the source from stdin) must be the only path, and --stdin-filename needs it")
+    if add_noqa and (fix or diff or reading_stdin):
+        fail("--add-noqa edits files and cannot be combined with --fix, --diff or stdin")
+    stdin_name = stdin_filename or "-"  # the name ruff and flake8 give stdin
+    targets = ([stdin_filename] if stdin_filename else []) if reading_stdin else list(paths) or ["."]
     try:
-        config = resolve_config(config_file, isolated, targets)
-        config = config.with_overrides(
-            select=split_codes(select),
-            ignore=split_codes(ignore),
-            force_exclude=force_exclude,
-            fail_on=Severity(fail_on) if fail_on else None,
-        )
+        flags = {
+            "select": split_codes(select),
+            "ignore": split_codes(ignore),
+            "extend_select": split_codes(extend_select),
+            "extend_ignore": split_codes(extend_ignore),
+            "force_exclude": force_exclude,
+            "fail_on": Severity(fail_on) if fail_on else None,
+        }
+        config = resolve_config(config_file, isolated, targets).with_overrides(**flags)
+        # Without --config or --isolated, each file has the settings of its own project.
+        config_for = None if isolated or config_file or reading_stdin else NearestConfigs(config, overrides(**flags))
         if show_settings:
             click.echo(config.describe([(r.CODE, r.NAME) for r in api.enabled_rules(config)]), nl=False)
             sys.exit(EXIT_CLEAN)
         cwd = Path.cwd()
-        result = api.check_paths(
-            targets,
-            config,
-            cwd=cwd,
-            jobs=jobs,
-            cache_dir=None if no_cache else cache_dir(config, cwd),
-            changed_since=changed_since,
-        )
+        if not reading_stdin:
+            result = api.check_paths(
+                targets,
+                config,
+                cwd=cwd,
+                jobs=jobs,
+                cache_dir=None if no_cache else cache_dir(config, cwd),
+                changed_since=changed_since,
+                config_for=config_for,
+            )
     except (ConfigError, ChangesError) as exc:
         fail(str(exc))
     except PathError as exc:
         fail(str(exc))
-    findings, fixed = result.findings, 0
-    if fix or diff:
-        findings, fixed = apply_fixes(findings, config, unsafe_fixes, diff)
+    readers = {"read_lines": read_lines, "read_cell_lines": read_cell_lines, "notebook_line": notebook_file_line}
+    if reading_stdin:
+        from torchlint.stdin_input import check_stdin, report_readers
+
+        checked = check_stdin(sys.stdin.buffer.read(), stdin_name, config, fix=fix or diff, unsafe=unsafe_fixes)
+        if diff:
+            click.echo(checked.diff, nl=False)
+            sys.exit(EXIT_FINDINGS if checked.fixed else EXIT_CLEAN)
+        if fix:  # the fixed source is the output; the report goes to stderr
+            sys.stdout.buffer.write(checked.output)
+            sys.stdout.flush()
+        findings, fixed, files, readers = checked.findings, checked.fixed, [stdin_name], report_readers(checked)
+        internal_errors = [f for f in findings if f.is_internal_error]
+    else:
+        findings, fixed, files, internal_errors = result.findings, 0, result.files, result.internal_errors
+        if add_noqa:
+            add_noqa_comments(findings, cwd)
+        if fix or diff:
+            findings, fixed = apply_fixes(findings, config, unsafe_fixes, diff, config_for)
     context = ReportContext(
-        files_checked=result.files_checked,
+        files_checked=len(files),
         rules=RuleMetas(),
         show_source=not quiet and output is None,
         show_summary=not quiet,
         statistics=statistics,
         version=__version__,
-        read_lines=read_lines,
-        read_cell_lines=read_cell_lines,
-        files=tuple(result.files),
+        files=tuple(files),
         fixed=fixed,
         unsafe_fixes=unsafe_fixes,
         fail_on=config.fail_on,
+        **readers,
     )
     text = render(output_format, findings, context)
     if output:
@@ -167,24 +238,39 @@ def check(
         except OSError as exc:
             fail(f"cannot write {output}: {exc.strerror or exc}")
     else:
-        click.echo(text, nl=False)
-    if result.files_checked == 0:
+        click.echo(text, nl=False, err=reading_stdin and fix)
+    if not reading_stdin and not files:
         # "All checks passed" alone would read as if something had been checked.
         where = f"changed since {changed_since} " if changed_since is not None else ""
         click.echo(f"warning: No Python files {where or 'found '}under the given path(s)", err=True)
-    for error in result.internal_errors:
+    for error in internal_errors:
         click.echo(f"torchlint: internal error in {error.filename}: {error.message}", err=True)
-    if result.internal_errors:
+    if internal_errors:
         sys.exit(EXIT_ERROR)
     failing = any(f.severity.at_least(config.fail_on) for f in findings)
     sys.exit(EXIT_FINDINGS if failing and not exit_zero else EXIT_CLEAN)
 
 
-def apply_fixes(findings: list[Finding], config: Config, unsafe: bool, diff: bool) -> tuple[list[Finding], int]:
+def add_noqa_comments(findings: list[Finding], cwd: Path) -> NoReturn:
+    from torchlint.add_noqa import add_noqa
+
+    result = add_noqa(findings, cwd)
+    for name, line, why in result.problems:
+        click.echo(f"torchlint: {name}{f':{line}' if line else ''}: {why}", err=True)
+    n = result.added
+    click.echo(f"Added {n} noqa directive{'s' if n != 1 else ''} to {result.files} file{'s' if result.files != 1 else ''}.", err=True)
+    if any(line == 0 for _, line, _ in result.problems):
+        sys.exit(EXIT_ERROR)  # a file that could not be read or written
+    sys.exit(EXIT_FINDINGS if result.problems else EXIT_CLEAN)
+
+
+def apply_fixes(
+    findings: list[Finding], config: Config, unsafe: bool, diff: bool, config_for: Callable[[Path], Config] | None
+) -> tuple[list[Finding], int]:
     """Fix files in place, or print the diff and exit (1 when there is something to fix)."""
     from torchlint.fix import fix_findings
 
-    result = fix_findings(findings, config, unsafe=unsafe, write=not diff)
+    result = fix_findings(findings, config, unsafe=unsafe, write=not diff, config_for=config_for)
     for failed in result.errors:
         click.echo(f"torchlint: {failed.name}: {failed.error}", err=True)
     if diff:
@@ -266,7 +352,17 @@ def docs(output: str, check_only: bool) -> None:
         sys.exit(EXIT_FINDINGS)
 
 
-main.add_command(probe_cli.command())
+@main.command()
+def server() -> None:
+    """Run the language server (LSP over stdio) for editors; needs `pip install 'torchlint[lsp]'`."""
+    try:
+        from torchlint.server import start
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in ("pygls", "lsprotocol"):
+            raise
+        fail(f"the language server needs pygls ({exc.name} is missing): pip install 'torchlint[lsp]'")
+    start()
+
 
 
 def run() -> None:

@@ -1,10 +1,16 @@
 """The one configuration type, loaded from `[tool.torchlint]` in pyproject.toml or from
-torchlint.toml, validated strictly: an unknown key or rule code is an error, never ignored."""
+torchlint.toml, validated strictly: an unknown key or rule code is an error, never ignored.
+
+ruff's vocabulary works too: `extend-select` / `extend-ignore` add to `select` /
+`ignore`, and `extend = "../pyproject.toml"` starts from another configuration file
+(its relative patterns stay relative to its own folder), which this file's keys override.
+"""
 
 from __future__ import annotations
 
 import difflib
 import json
+import os
 import shlex
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -91,12 +97,20 @@ class Config:
     # The file these settings came from, and the folder that relative patterns use.
     source: Path | None = None
     root: Path | None = None
+    # The files that `extend` chained in, nearest first.
+    extends: tuple[Path, ...] = ()
 
     def with_overrides(self, **changes: Any) -> Config:
+        """These settings replaced; `extend_select` / `extend_ignore` add to the
+        (replaced) `select` / `ignore`, as ruff's flags of those names do."""
         clean = {k: v for k, v in changes.items() if v is not None}
-        for key in ("select", "ignore"):
+        for key in ("select", "ignore", "extend_select", "extend_ignore"):
             if key in clean:
-                _check_selectors(clean[key], self.source, key)
+                _check_selectors(clean[key], self.source, key.replace("_", "-"))
+        for key in ("select", "ignore"):
+            added = clean.pop(f"extend_{key}", ())
+            if added:
+                clean[key] = (*clean.get(key, getattr(self, key)), *added)
         return replace(self, **clean)
 
     def ignored_for(self, relpath: str) -> tuple[str, ...]:
@@ -129,6 +143,7 @@ class Config:
         )
         lines = [
             f"# settings file: {self.source if self.source else 'none (defaults)'}",
+            *(f"# extends: {path}" for path in self.extends),
             f"# root of relative patterns: {self.root if self.root else 'the working folder'}",
             f"select = {value(self.select)}",
             f"ignore = {value(self.ignore)}",
@@ -161,6 +176,9 @@ class Config:
 _TOP_KEYS = {
     "select",
     "ignore",
+    "extend-select",
+    "extend-ignore",
+    "extend",
     "exclude",
     "extend-exclude",
     "per-file-ignores",
@@ -198,7 +216,28 @@ def _has_tool_table(path: Path) -> bool:
     return isinstance(data.get("tool"), dict) and "torchlint" in data["tool"]
 
 
-def load_config(path: Path) -> Config:
+def load_config(path: Path, _chain: tuple[Path, ...] = ()) -> Config:
+    table, prefix = _read_table(path)
+    base = None
+    if "extend" in table:
+        base = _extended(path, table["extend"], prefix, _chain)
+    return config_from_mapping(table, path, prefix, base)
+
+
+def _extended(path: Path, target: Any, prefix: str, chain: tuple[Path, ...]) -> Config:
+    name = f"{prefix}.extend" if prefix else "extend"
+    if not isinstance(target, str) or not target:
+        raise ConfigError(f"{path}: {name} must be the path of another configuration file")
+    parent = (path.parent / os.path.expanduser(target)).resolve()
+    here = path.resolve()
+    if parent == here or parent in chain:
+        raise ConfigError(f"{path}: {name} = {target!r} extends itself through {' -> '.join(map(str, (*chain, here)))}")
+    if not parent.is_file():
+        raise ConfigError(f"{path}: {name}: no such configuration file {parent}")
+    return load_config(parent, (*chain, here))
+
+
+def _read_table(path: Path) -> tuple[dict[str, Any], str]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -215,7 +254,7 @@ def load_config(path: Path) -> Config:
         prefix = "tool.torchlint" if "tool" in data else ""
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [{prefix}] must be a table")
-    return config_from_mapping(table, path, prefix)
+    return table, prefix
 
 
 def discover_config(start: Path) -> Config:
@@ -223,24 +262,37 @@ def discover_config(start: Path) -> Config:
     return load_config(path) if path else Config()
 
 
-def config_from_mapping(table: Mapping[str, Any], path: Path | None, prefix: str = "tool.torchlint") -> Config:
+def config_from_mapping(
+    table: Mapping[str, Any], path: Path | None, prefix: str = "tool.torchlint", base: Config | None = None
+) -> Config:
+    """The settings of `table`, over those of `base` (an extended configuration)."""
     where = str(path) if path else "<settings>"
 
     def key_name(key: str) -> str:
         return f"{prefix}.{key}" if prefix else key
 
     _check_keys(table, _TOP_KEYS, where, key_name)
-    config = Config(source=path, root=path.parent if path else None)
+    root = path.parent if path else None
+    config = Config(source=path, root=root)
+    if base is not None:
+        config = _rebased(base, root, path)
     changes: dict[str, Any] = {}
-    for key in ("select", "ignore", "exclude", "extend-exclude"):
+    for key in ("select", "ignore", "exclude", "extend-exclude", "extend-select", "extend-ignore"):
         if key in table:
             values = _string_list(table[key], where, key_name(key))
-            if key in ("select", "ignore"):
+            if key in ("select", "ignore", "extend-select", "extend-ignore"):
                 _check_selectors(values, path, key_name(key))
             else:
                 for pattern in values:
                     _check_pattern(pattern, where, key_name(key))
             changes[key.replace("-", "_")] = values
+    # ruff's order: this file's `select` replaces the extended one, then `extend-select` adds.
+    for key in ("select", "ignore"):
+        added = changes.pop(f"extend_{key}", ())
+        if added:
+            changes[key] = (*changes.get(key, getattr(config, key)), *added)
+    if base is not None and "extend_exclude" in changes:
+        changes["extend_exclude"] = (*config.extend_exclude, *changes["extend_exclude"])
     if "per-file-ignores" in table:
         raw = table["per-file-ignores"]
         if not isinstance(raw, dict):
@@ -265,6 +317,36 @@ def config_from_mapping(table: Mapping[str, Any], path: Path | None, prefix: str
     if "probe" in table:
         changes["probe"] = _probe_settings(table["probe"], where, key_name("probe"))
     return replace(config, **changes)
+
+
+def _rebased(base: Config, root: Path | None, path: Path | None) -> Config:
+    """An extended configuration as seen from `root`: its patterns that name paths are
+    rewritten to mean the same files from there."""
+    if root is None or base.root is None:
+        return replace(base, source=path, root=root)
+    return replace(
+        base,
+        exclude=tuple(rebase_pattern(p, base.root, root) for p in base.exclude),
+        extend_exclude=tuple(rebase_pattern(p, base.root, root) for p in base.extend_exclude),
+        per_file_ignores=tuple((rebase_pattern(p, base.root, root), codes) for p, codes in base.per_file_ignores),
+        source=path,
+        root=root,
+        extends=(*((base.source,) if base.source else ()), *base.extends),
+    )
+
+
+def rebase_pattern(pattern: str, old_root: Path, new_root: Path) -> str:
+    """`pattern`, relative to `old_root`, rewritten relative to `new_root`. Patterns
+    without a folder part (`*.py`, `build`) and `**/` patterns match at any depth and
+    stay as they are."""
+    negated = pattern.startswith("!")
+    body = pattern[1:] if negated else pattern
+    if "/" not in body.rstrip("/") or body.startswith("**/"):
+        return pattern
+    trailing = "/" if body.endswith("/") else ""
+    target = old_root.resolve() / body.strip("/")
+    moved = Path(os.path.relpath(target, new_root.resolve())).as_posix()
+    return ("!" if negated else "") + moved + trailing
 
 
 def _probe_settings(raw: Any, where: str, name: str) -> ProbeSettings:

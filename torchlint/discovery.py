@@ -129,11 +129,7 @@ def discover(paths: list[str], config: Config, cwd: Path | None = None) -> list[
     if unreadable:
         raise UnreadablePathError(unreadable)
     root = (config.root or cwd).resolve()
-    excludes = [
-        p
-        for p in (parse_pattern(pattern, root) for pattern in (*config.exclude, *config.extend_exclude))
-        if p is not None
-    ]
+    excludes = _excludes(config, root)
     found: dict[Path, None] = {}
     for arg in paths:
         start = Path(cwd / arg)
@@ -144,6 +140,17 @@ def discover(paths: list[str], config: Config, cwd: Path | None = None) -> list[
             # says otherwise.
             found[start] = None
     return sorted(found, key=lambda p: _sort_key(p, cwd))
+
+
+def _excludes(config: Config, root: Path) -> list[IgnorePattern]:
+    patterns = (parse_pattern(pattern, root) for pattern in (*config.exclude, *config.extend_exclude))
+    return [p for p in patterns if p is not None]
+
+
+def excluded_by(config: Config, path: Path, cwd: Path) -> bool:
+    """Whether `config`'s excludes skip this file (or a folder of it below its root)."""
+    root = (config.root or cwd).resolve()
+    return _excluded_file(path.resolve(), _excludes(config, root), root)
 
 
 def _excluded_file(path: Path, excludes: list[IgnorePattern], root: Path) -> bool:

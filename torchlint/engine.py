@@ -13,12 +13,9 @@ import ast
 import re
 import sys
 import threading
-import traceback
 import warnings
 from contextlib import contextmanager
-from typing import Iterable, Iterator, Sequence
-
-import libcst as cst
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from torchlint.finding import (
     INTERNAL_ERROR_CODE,
@@ -28,9 +25,13 @@ from torchlint.finding import (
     Fix,
     file_problem,
 )
-from torchlint.positions import node_positions
 from torchlint.rule import FileContext, FixSpec, Report, Rule
-from torchlint.suppression import parse_suppressions
+from torchlint.suppression import finding_lines, parse_suppressions
+
+if TYPE_CHECKING:
+    # LibCST (a tenth of a second to import) is imported when a file is parsed: a run
+    # whose files trigger no rule never needs it.
+    import libcst as cst
 
 
 class ParseFailure(Exception):
@@ -121,6 +122,8 @@ _OPENING = frozenset("([{")
 
 def parse(source: str) -> cst.Module:
     """Parse `source`, raising `ParseFailure` with CPython's own reason when it is not Python."""
+    import libcst as cst
+
     _refuse_nul(source)
     if not plainly_shallow(source):
         _guard(source)
@@ -233,6 +236,8 @@ def parse_error(filename: str, line: int, column: int, reason: str) -> Finding:
 
 
 def internal_error(filename: str, rule: Rule, exc: BaseException) -> Finding:
+    import traceback
+
     frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     where = f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}" if frame else ""
     reason = one_line(f"{type(exc).__name__}: {exc}")
@@ -249,24 +254,36 @@ def one_line(text: str, limit: int = 200) -> str:
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
-def check_source(source: str, filename: str, rules: Sequence[Rule]) -> list[Finding]:
-    """Check one file's text with `rules`; never raises for any input."""
+def check_source(
+    source: str, filename: str, rules: Sequence[Rule], *, noqa: bool = True, unused_suppressions: bool = False
+) -> list[Finding]:
+    """Check one file's text with `rules`; never raises for any input.
+
+    `noqa=False` leaves `# noqa` comments to the caller (flake8 applies them itself);
+    `unused_suppressions` adds TL900 findings for suppression comments that suppress nothing.
+    """
     active = triggered_rules(source, rules)
-    if not active:
+    if not active and not (unused_suppressions and "#" in source):
         return []
-    with INTERPRETER_LOCK:
-        try:
-            module = parse(source)
-        except ParseFailure as failure:
-            return [parse_error(filename, failure.line, failure.column, failure.reason)]
-        with recursion_limit(TREE_RECURSION_LIMIT):
-            findings = _run_rules(FileContext(filename, source, module), active)
-    suppressions = parse_suppressions(source)
+    findings: list[Finding] = []
+    if active:
+        with INTERPRETER_LOCK:
+            try:
+                module = parse(source)
+            except ParseFailure as failure:
+                return [parse_error(filename, failure.line, failure.column, failure.reason)]
+            with recursion_limit(TREE_RECURSION_LIMIT):
+                findings = _run_rules(FileContext(filename, source, module), active)
+    suppressions = parse_suppressions(source, noqa=noqa)
     kept = [
         f
         for f in findings
-        if f.is_internal_error or not suppressions.suppresses(f.code, f.name, f.line)
+        if f.is_internal_error or not suppressions.suppresses(f.code, f.name, finding_lines(f))
     ]
+    if unused_suppressions:
+        from torchlint.unused_suppressions import unused_suppressions as unused
+
+        kept.extend(unused(source, filename, suppressions, findings))
     return sorted(set(kept))
 
 
@@ -284,6 +301,8 @@ def _run_rules(ctx: FileContext, rules: Sequence[Rule]) -> list[Finding]:
 
 
 def _locate(ctx: FileContext, reported: Sequence[tuple[Rule, Report]]) -> list[Finding]:
+    from torchlint.positions import node_positions
+
     positions = node_positions(ctx.module, (report.node for _, report in reported))
     findings = []
     for rule, report in reported:
@@ -317,6 +336,8 @@ def _locate(ctx: FileContext, reported: Sequence[tuple[Rule, Report]]) -> list[F
 
 def render_fix(ctx: FileContext, spec: FixSpec) -> Fix | None:
     """Turn node replacements into minimal text edits on the original source."""
+    import libcst as cst
+
     edits = []
     for old, new in spec.replacements:
         fixed = ctx.module.deep_replace(old, new)

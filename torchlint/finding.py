@@ -62,6 +62,10 @@ INTERNAL_ERROR_CODE = "TL999"
 INTERNAL_ERROR_NAME = "internal-error"
 FILE_TOO_LARGE_CODE = "TL998"
 FILE_TOO_LARGE_NAME = "file-too-large"
+# A suppression comment that suppresses nothing or names no rule (ruff's RUF100); the
+# engine reports it when `select` names it (never through `ALL`).
+UNUSED_SUPPRESSION_CODE = "TL900"
+UNUSED_SUPPRESSION_NAME = "unused-suppression"
 
 
 @dataclass(frozen=True, order=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from torchlint import api, engine
 from torchlint.config import Config
@@ -63,13 +63,23 @@ class FixResult:
 
 
 def fix_findings(
-    findings: Sequence[Finding], config: Config, unsafe: bool, write: bool, cwd: Path | None = None
+    findings: Sequence[Finding],
+    config: Config,
+    unsafe: bool,
+    write: bool,
+    cwd: Path | None = None,
+    config_for: Callable[[Path], Config] | None = None,
 ) -> FixResult:
-    """Fix the files that have applicable fixes among `findings` (a check's result)."""
+    """Fix the files that have applicable fixes among `findings` (a check's result);
+    `config_for` gives each file's settings when they are not `config` for all."""
     cwd = cwd or Path.cwd()
     names = list(dict.fromkeys(f.filename for f in findings if applicable(f, unsafe)))
-    rules = api.enabled_rules(config)
-    files = [fix_file(cwd / name, name, rules, config, unsafe, write) for name in names]
+    rules: dict[int, list[Rule]] = {}
+    files = []
+    for name in names:
+        file_config = config_for(cwd / name) if config_for is not None else config
+        file_rules = rules.setdefault(id(file_config), api.enabled_rules(file_config))
+        files.append(fix_file(cwd / name, name, file_rules, file_config, unsafe, write))
     redone = {f.name: f.remaining for f in files if f.changed}
     kept = [f for f in findings if f.filename not in redone]
     return FixResult(files, sorted([*kept, *(f for remaining in redone.values() for f in remaining)]))
@@ -85,7 +95,7 @@ def fix_file(path: Path, name: str, rules: Sequence[Rule], config: Config, unsaf
     current, fixed, findings = fix_source(original, name, rules, config, unsafe)
     if fixed == 0:
         return FileFix(name, 0, findings)
-    diff = _diff(original, current, name)
+    diff = source_diff(original, current, name)
     if write:
         try:
             data = encode(original, current.notebook.raw if current.notebook else current.text)
@@ -167,7 +177,8 @@ def _apply(source: SourceFile, findings: Sequence[Finding]) -> SourceFile:
     return replace(source, text=fixed.python, notebook=fixed)
 
 
-def _diff(old: SourceFile, new: SourceFile, name: str) -> str:
+def source_diff(old: SourceFile, new: SourceFile, name: str) -> str:
+    """A unified diff of the fixes; of the changed cells only, for a notebook."""
     if old.notebook is None or new.notebook is None:
         return _unified(old.text, new.text, name)
     parts = []

@@ -403,3 +403,19 @@ def _source_spans(raw: str) -> dict[int, tuple[int, int]]:
                 if cell_key == "source":
                     spans[number] = (value_start, value_end)
     return spans
+
+
+def file_line(nb: Notebook, cell_number: int, line: int) -> int | None:
+    """The 1-based line of the notebook's JSON text that holds `line` of a cell, for
+    tools that show the .ipynb file itself (code scanning, merge-request widgets)."""
+    span = _source_spans(nb.raw).get(cell_number)
+    if span is None:
+        return None
+    start, end = span
+    if nb.raw[start] == "[":
+        # nbformat writes one source line per list item, one item per JSON line.
+        items = list(_array_items(nb.raw, start))
+        if not items:
+            return nb.raw.count("\n", 0, start) + 1
+        start = items[min(max(line, 1), len(items)) - 1][0]
+    return nb.raw.count("\n", 0, start) + 1

@@ -15,7 +15,7 @@ import re
 from functools import cached_property, lru_cache
 from typing import Iterator, Sequence, overload
 
-from torchlint.finding import FILE_PROBLEMS
+from torchlint.finding import FILE_PROBLEMS, UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION_NAME
 from torchlint.rule import Rule, RuleMeta
 
 CODE_PATTERN = re.compile(r"^TL\d{3}$")
@@ -24,7 +24,10 @@ MODULE_PATTERN = re.compile(r"^tl(\d{3})_([a-z0-9_]+)$")
 RULES_PACKAGE = "torchlint.rules"
 
 # Codes that no rule class owns but that selection and suppression must know.
-BUILTIN_CODES = {code: name for code, (name, _) in FILE_PROBLEMS.items()}
+BUILTIN_CODES = {
+    **{code: name for code, (name, _) in FILE_PROBLEMS.items()},
+    UNUSED_SUPPRESSION_CODE: UNUSED_SUPPRESSION_NAME,
+}
 
 
 class RegistryError(Exception):
@@ -152,6 +155,12 @@ def matches(selector: str, code: str, name: str) -> bool:
 def is_selected(code: str, name: str, select: Sequence[str], ignore: Sequence[str]) -> bool:
     """Whether `select` picks the rule and `ignore` does not drop it."""
     return any(matches(sel, code, name) for sel in select) and not any(matches(sel, code, name) for sel in ignore)
+
+
+def names_explicitly(selectors: Sequence[str], code: str, name: str) -> bool:
+    """Whether a selector picks this code other than as `ALL` or the bare `TL` prefix:
+    how opt-in codes (TL900) are enabled."""
+    return any(matches(sel, code, name) and sel.strip().upper() not in ("ALL", "TL") for sel in selectors)
 
 
 def is_valid_selector(selector: str) -> bool:

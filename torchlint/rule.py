@@ -106,6 +106,9 @@ class Rule:
     NAME: ClassVar[str]
     SUMMARY: ClassVar[str]
     SEVERITY: ClassVar[Severity] = Severity.ERROR
+    # How often a finding is a real bug, in code scanning's terms (`very-high`, `high`,
+    # `medium`, `low`): dashboards sort and filter alerts by it.
+    PRECISION: ClassVar[str] = "high"
     # A file is parsed for this rule only if, for every group, it contains at least one
     # of the group's substrings. Cheap and conservative: a rule must never need a
     # file that its triggers reject.
@@ -152,6 +155,7 @@ class RuleMeta:
     summary: str
     severity: Severity
     doc: str = field(repr=False)
+    precision: str = "high"
 
     @property
     def url(self) -> str:
@@ -159,4 +163,4 @@ class RuleMeta:
 
     @classmethod
     def of(cls, rule: type[Rule]) -> RuleMeta:
-        return cls(rule.CODE, rule.NAME, rule.SUMMARY, rule.SEVERITY, rule.doc())
+        return cls(rule.CODE, rule.NAME, rule.SUMMARY, rule.SEVERITY, rule.doc(), rule.PRECISION)

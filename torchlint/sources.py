@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import io
 import os
-import tempfile
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
 from torchlint.newlines import newline_style, normalize, restore
-from torchlint.notebook import Notebook, NotebookError, parse_notebook
+from torchlint.notebook import Notebook, NotebookError, file_line, parse_notebook
 
 # Checking a file takes about 580 bytes of memory per byte of source at its peak (LibCST's
 # tree): 1.5 MB keeps a run under 1 GB (docs/performance.md, bench/max_file_size.py) and
@@ -118,6 +117,14 @@ def read_cell_lines(path: Path, cell: int) -> list[str]:
     return found.source.splitlines() if found else []
 
 
+def notebook_file_line(path: Path, cell: int, line: int) -> int | None:
+    """The line of a notebook's JSON file that holds `line` of `cell`; None when unknown."""
+    source = read_source(path)
+    if not isinstance(source, SourceFile) or source.notebook is None:
+        return None
+    return file_line(source.notebook, cell, line)
+
+
 def encode(source: SourceFile, text: str) -> bytes:
     """`text` (new Python with "\n" newlines, or a notebook's new JSON) as the bytes
     `source` was stored in: same encoding, byte order mark and newline style."""
@@ -128,6 +135,8 @@ def encode(source: SourceFile, text: str) -> bytes:
 
 def write_bytes(path: Path, data: bytes) -> str | None:
     """Replace the file's content atomically, keeping its permissions; returns why not."""
+    import tempfile  # here: only --fix writes, and a check starts faster without it
+
     try:
         mode = path.stat().st_mode
         handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".torchlint", dir=path.parent)

@@ -3,22 +3,30 @@
 
 A line comment applies to the findings reported on its line (a finding's first line),
 as in flake8 and ruff: a `# noqa` somewhere inside the body of a loop that a finding
-spans does not silence that finding."""
+spans does not silence that finding.
+
+Each comment is kept as a `Directive` with its place in the line, so that the engine
+can tell which ones suppressed something (`unused_suppressions`) and edits can rewrite
+them (`noqa_edit`).
+"""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from torchlint.finding import Finding
 from torchlint.registry import matches
 
 _LINE = re.compile(
-    r"#\s*(?:torchlint:\s*disable(?!-file)\s*(?:=\s*(?P<codes>[\w\-,\s]+))?|noqa(?::\s*(?P<noqa>[\w\-,\s]+))?)",
+    r"#\s*(?:(?P<disable>torchlint:\s*disable(?!-file))\s*(?:=\s*(?P<codes>[\w\-,\s]+))?"
+    r"|noqa(?::\s*(?P<noqa>[\w\-,\s]+))?)",
     re.IGNORECASE,
 )
 _FILE = re.compile(r"#\s*torchlint:\s*disable-file\s*(?:=\s*(?P<codes>[\w\-,\s]+))?", re.IGNORECASE)
 
 ALL = ("ALL",)
+NOQA, DISABLE, DISABLE_FILE = "noqa", "disable", "disable-file"
 
 
 def _codes(text: str | None) -> tuple[str, ...]:
@@ -28,30 +36,82 @@ def _codes(text: str | None) -> tuple[str, ...]:
     return codes or ALL
 
 
+def finding_lines(finding: Finding) -> range:
+    """The lines on which a line's suppression comment applies to the finding: its reported
+    (first) line only."""
+    return range(finding.line, finding.line + 1)
+
+
+@dataclass(frozen=True)
+class Directive:
+    """One suppression comment. Columns are 0-based offsets in its line."""
+
+    line: int
+    kind: str
+    # What it suppresses; `ALL` when it names nothing.
+    selectors: tuple[str, ...]
+    start: int
+    end: int
+    # Where the list of codes is, (-1, -1) when there is none.
+    codes_start: int = -1
+    codes_end: int = -1
+
+    @property
+    def is_bare(self) -> bool:
+        return self.codes_start < 0
+
+
 @dataclass(frozen=True)
 class Suppressions:
-    by_line: dict[int, tuple[str, ...]]
-    whole_file: tuple[str, ...]
+    directives: tuple[Directive, ...]
+    _by_line: dict[int, list[Directive]] = field(init=False, repr=False, compare=False)
+    _whole_file: tuple[Directive, ...] = field(init=False, repr=False, compare=False)
 
-    def suppresses(self, code: str, name: str, line: int) -> bool:
-        """Whether a finding of rule `code`/`name` reported on `line` is suppressed."""
-        selectors = (*self.whole_file, *self.by_line.get(line, ()))
-        return any(matches(sel, code, name) for sel in selectors)
+    def __post_init__(self) -> None:
+        by_line: dict[int, list[Directive]] = {}
+        for directive in self.directives:
+            if directive.kind != DISABLE_FILE:
+                by_line.setdefault(directive.line, []).append(directive)
+        object.__setattr__(self, "_by_line", by_line)
+        object.__setattr__(self, "_whole_file", tuple(d for d in self.directives if d.kind == DISABLE_FILE))
+
+    def matching(self, code: str, name: str, lines: range) -> list[tuple[Directive, str]]:
+        """Every (directive, selector) that suppresses this finding."""
+        found = [(d, sel) for d in self._whole_file for sel in d.selectors if matches(sel, code, name)]
+        for line in lines:
+            for directive in self._by_line.get(line, ()):
+                found.extend((directive, sel) for sel in directive.selectors if matches(sel, code, name))
+        return found
+
+    def suppresses(self, code: str, name: str, lines: range) -> bool:
+        return bool(self.matching(code, name, lines))
 
 
-def parse_suppressions(source: str) -> Suppressions:
-    by_line: dict[int, tuple[str, ...]] = {}
-    whole_file: list[str] = []
+def parse_suppressions(source: str, noqa: bool = True) -> Suppressions:
+    """The suppression comments of `source`; `noqa=False` leaves out `# noqa` comments
+    (for flake8, which applies them itself)."""
     if "#" not in source:
-        return Suppressions(by_line, ())
-    for lineno, line in enumerate(source.splitlines(), start=1):
+        return Suppressions(())
+    directives: list[Directive] = []
+    for lineno, line in enumerate(source.split("\n"), start=1):
         if "#" not in line:
             continue
-        file_match = _FILE.search(line)
-        if file_match:
-            whole_file.extend(_codes(file_match.group("codes")))
-            continue
-        match = _LINE.search(line)
-        if match:
-            by_line[lineno] = _codes(match.group("codes") or match.group("noqa"))
-    return Suppressions(by_line, tuple(whole_file))
+        for match in _FILE.finditer(line):
+            directives.append(_directive(lineno, DISABLE_FILE, match, "codes"))
+        for match in _LINE.finditer(line):
+            if match.group("disable"):
+                directives.append(_directive(lineno, DISABLE, match, "codes"))
+            elif noqa:
+                directives.append(_directive(lineno, NOQA, match, "noqa"))
+    return Suppressions(tuple(directives))
+
+
+def _directive(line: int, kind: str, match: re.Match[str], group: str) -> Directive:
+    codes = match.group(group)
+    start, end = match.span()
+    if not codes or not codes.strip():
+        return Directive(line, kind, ALL, start, end)
+    codes_start, codes_end = match.span(group)
+    # The codes pattern takes trailing blanks too: they belong to no code.
+    codes_end -= len(codes) - len(codes.rstrip())
+    return Directive(line, kind, _codes(codes), start, codes_end, codes_start, codes_end)

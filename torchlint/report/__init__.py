@@ -1,5 +1,6 @@
-"""Output formats. Each format is one module of this package with `NAME` and `render`;
-adding a format is adding a module."""
+"""Output formats. Each format is one module of this package with `NAME` and `render`,
+named after the format (`json_lines.py` is `json-lines`); adding a format is adding a
+module. Only the module of the format asked for is imported."""
 
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ class ReportContext:
     read_lines: Callable[[Path], list[str]] = lambda path: []
     # Source lines of one cell of a reported notebook.
     read_cell_lines: Callable[[Path, int], list[str]] = lambda path, cell: []
+    # The line of a notebook's JSON file that holds a line of one of its cells.
+    notebook_line: Callable[[Path, int, int], int | None] = lambda path, cell, line: None
     # Every file checked, for formats that list passing files too (JUnit).
     files: tuple[str, ...] = ()
     # How many findings `--fix` fixed, and whether unsafe fixes count as applicable.
@@ -40,16 +43,27 @@ class Renderer(Protocol):
     def __call__(self, findings: Sequence[Finding], context: ReportContext) -> str: ...
 
 
+# Modules of this package that are helpers of the formats, not formats.
+_HELPERS = frozenset({"fingerprints"})
+
+
 @lru_cache(maxsize=1)
+def format_names() -> tuple[str, ...]:
+    """Every format's name, from the module names alone."""
+    names = (info.name for info in pkgutil.iter_modules(__path__) if info.name not in _HELPERS)
+    return tuple(sorted(name.replace("_", "-") for name in names))
+
+
+def renderer(format_name: str) -> Renderer:
+    module = importlib.import_module(f"{__name__}.{format_name.replace('-', '_')}")
+    if module.NAME != format_name:
+        raise LookupError(f"format module {module.__name__} names itself {module.NAME!r}")
+    return module.render  # type: ignore[no-any-return]
+
+
 def formats() -> dict[str, Renderer]:
-    found: dict[str, Renderer] = {}
-    for info in pkgutil.iter_modules(__path__):
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        name = getattr(module, "NAME", None)
-        if name:
-            found[name] = module.render
-    return dict(sorted(found.items()))
+    return {name: renderer(name) for name in format_names()}
 
 
 def render(format_name: str, findings: Sequence[Finding], context: ReportContext) -> str:
-    return formats()[format_name](findings, context)
+    return renderer(format_name)(findings, context)

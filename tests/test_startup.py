@@ -1,0 +1,78 @@
+"""Start-up of a one-file check: only what the run needs is imported. The rules are
+imported when a file passes their triggers (from the generated index, which must be
+current); the probe command, the language server, pygls and the flake8 plugin only
+when used. Times are measured in bench/startup.py, not here."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from test_formats import BUGGY
+
+from torchlint.config import Config
+from torchlint.lazy_rules import LazyRule, index_path, index_source
+from torchlint.registry import all_rules
+
+IMPORTED = """
+import json, sys
+from torchlint.cli import run
+sys.argv = ["torchlint", *sys.argv[1:]]
+try:
+    run()
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def modules_after(cwd: Path, *args: str) -> set[str]:
+    done = subprocess.run([sys.executable, "-c", IMPORTED, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+    return set(json.loads(done.stderr.strip().splitlines()[-1]))
+
+
+def test_the_trigger_index_is_current() -> None:
+    assert index_path().read_text(encoding="utf-8") == index_source(all_rules()), (
+        "rules/_triggers.py is out of date: run `python -m torchlint.lazy_rules`"
+    )
+
+
+def test_a_check_imports_only_the_rules_its_file_triggers(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(BUGGY)
+    loaded = modules_after(tmp_path, "check", "--isolated", "--no-cache", "train.py")
+    rules = {m.rsplit(".", 1)[-1] for m in loaded if m.startswith("torchlint.rules.tl")}
+    expected = {rule.__module__.rsplit(".", 1)[-1] for rule in all_rules() if rule.triggered_by(BUGGY)}
+    assert rules == expected and 0 < len(rules) < len(all_rules())
+    for unwanted in ("torchlint.probe_cli", "torchlint.server", "pygls", "lsprotocol", "torchlint.flake8_plugin", "flake8"):
+        assert unwanted not in loaded, unwanted
+
+
+def test_a_file_that_triggers_nothing_imports_no_rule_and_no_libcst(tmp_path: Path) -> None:
+    (tmp_path / "util.py").write_text("def add(a, b):\n    return a + b\n")
+    loaded = modules_after(tmp_path, "check", "--isolated", "--no-cache", "util.py")
+    assert "libcst" not in loaded and not any(m.startswith("torchlint.rules.tl") for m in loaded)
+    assert "torchlint.rules._analysis" not in loaded
+
+
+def test_the_probe_command_still_works_when_asked_for(tmp_path: Path) -> None:
+    assert "torchlint.probe_cli" in modules_after(tmp_path, "probe", "--help")
+    done = subprocess.run([sys.executable, "-m", "torchlint", "--help"], capture_output=True, text=True, timeout=60)
+    assert "probe" in done.stdout and "server" in done.stdout
+
+
+def test_a_lazy_rule_behaves_as_its_rule() -> None:
+    from torchlint.api import check_source, enabled_rules
+
+    rules = enabled_rules(Config(select=("TL001",)))
+    (rule,) = rules
+    assert isinstance(rule, LazyRule) and (rule.CODE, rule.NAME) == ("TL001", "missing-zero-grad")
+    assert rule.triggered_by(BUGGY) and not rule.triggered_by("x = 1\n")
+    (found,) = check_source(BUGGY, "t.py", Config(select=("TL001",)))
+    assert found.code == "TL001" and found.severity == rule.SEVERITY
+
+
+def test_a_rule_missing_from_the_index_is_imported_up_front() -> None:
+    rule = LazyRule("TL001", "missing-zero-grad", None)
+    assert rule.triggered_by(BUGGY) and repr(rule).endswith("loaded)")
