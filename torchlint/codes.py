@@ -1,6 +1,6 @@
 """The documentation of every code that torchlint's output can show, as `torchlint
 explain` prints it: the rules' (their docstrings), the codes that no rule owns (TL000,
-TL998, TL999, documented here) and the probe's runtime codes (TL101-TL104, documented
+TL900, TL998, TL999, documented here) and the probe's runtime codes (TL101-TL104, documented
 beside their definitions in `runtime_probe/protocol.py`, which does not import torch).
 """
 
@@ -13,6 +13,8 @@ from torchlint.finding import (
     FILE_TOO_LARGE_CODE,
     INTERNAL_ERROR_CODE,
     PARSE_ERROR_CODE,
+    UNUSED_SUPPRESSION_CODE,
+    UNUSED_SUPPRESSION_NAME,
     Severity,
 )
 from torchlint.runtime_probe.protocol import RUNTIME_DOCS, RUNTIME_NAMES
@@ -96,6 +98,31 @@ incomplete. Please report it with the file (or a reduced copy) that triggers it.
 }
 
 
+UNUSED_SUPPRESSION_DOC = (
+    "a suppression comment that suppresses nothing, or names no torchlint rule",
+    """\
+## What is reported
+
+A `# noqa: TL0xx` or `# torchlint: disable=TL0xx` (or `disable-file=`) comment whose
+torchlint codes suppress no finding on their line (a comment applies to a finding's
+reported line only), and codes or names in such a comment that are no torchlint rule
+(`# noqa: TL0O1`). Like ruff's RUF100, it is reported only when `select` names it
+(`select = ["TL", "TL900"]` or `--extend-select TL900`), never through `ALL`.
+
+Only torchlint's part of a comment is judged: `# noqa: E501` and a bare `# noqa` may
+serve other tools (flake8, ruff) and are left alone; in `# torchlint: disable=...` every
+name is torchlint's.
+
+## Fix
+
+Removes the unused codes, or the whole comment when nothing in it is used.
+
+## Severity
+
+A warning.""",
+)
+
+
 @dataclass(frozen=True)
 class CodeDoc:
     code: str
@@ -104,11 +131,12 @@ class CodeDoc:
     # None for the probe's runtime codes, whose severity follows their status.
     severity: Severity | None
     body: str
+    autofix: str = "none"
 
     def render(self) -> str:
         head = f"# {self.code} {self.name}\n\n{self.summary}\n\n"
         if self.severity is not None:
-            head += f"Severity: {self.severity.value}. Autofix: none.\n\n"
+            head += f"Severity: {self.severity.value}. Autofix: {self.autofix}.\n\n"
         return head + self.body.rstrip("\n") + "\n"
 
 
@@ -119,6 +147,9 @@ def code_doc(key: str) -> CodeDoc | None:
         name, severity = FILE_PROBLEMS[code]
         if key_upper == code or key_lower == name:
             return CodeDoc(code, name, summary, severity, body)
+    if key_upper == UNUSED_SUPPRESSION_CODE or key_lower == UNUSED_SUPPRESSION_NAME:
+        summary, body = UNUSED_SUPPRESSION_DOC
+        return CodeDoc(UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION_NAME, summary, Severity.WARNING, body, "safe")
     for code, name in RUNTIME_NAMES.items():
         if key_upper == code or key_lower == name:
             summary = (
