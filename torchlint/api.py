@@ -20,6 +20,7 @@ from torchlint.discovery import discover, display_path
 from torchlint.finding import (
     FILE_TOO_LARGE_CODE,
     INTERNAL_ERROR_CODE,
+    PARSE_ERROR_CODE,
     UNUSED_SUPPRESSION_CODE,
     UNUSED_SUPPRESSION_NAME,
     Finding,
@@ -186,6 +187,8 @@ def check_data(path: Path, name: str, data: bytes | Unreadable, rules: Sequence[
     if isinstance(source, Unreadable):
         if not source.is_content_error and not path.exists():
             return []  # deleted while we ran: nothing left to check
+        if source.is_folder:
+            return _filter([file_problem(name, PARSE_ERROR_CODE, source.reason)], config, path)
         return _filter([engine.parse_error(name, source.line, source.column, source.reason)], config, path)
     if source.size > config.max_file_size and engine.triggered_rules(source.text, rules):
         return _filter([too_large(name, source.size, config.max_file_size)], config, path)

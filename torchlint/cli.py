@@ -37,7 +37,7 @@ def resolve_config(config_file: str | None, isolated: bool, paths: Sequence[str]
         return load_config(Path(config_file))
     # The nearest existing folder: a file named by --stdin-filename need not exist.
     start = Path(paths[0]).absolute() if paths else Path.cwd()
-    while not start.exists() and start != start.parent:
+    while not os.path.exists(start) and start != start.parent:  # False, not raising, where unsearchable
         start = start.parent
     return discover_config(start)
 

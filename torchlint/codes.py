@@ -32,8 +32,10 @@ Reported for every `.py` and `.ipynb` file checked, because every one is read an
 
 - bytes that are not valid text in the file's declared encoding (UTF-8 by default), or an
   unknown encoding declaration;
-- a file found in a folder that cannot be read (no read permission); a path named on the
-  command line that cannot be read is an error instead (exit status 2);
+- a file, or a folder found while walking a tree, that cannot be read (no permission): a
+  folder gets one TL000 of its own, since none of its files is checked; a path named on the
+  command line that cannot be read, or that lies below a folder that cannot be searched, is
+  an error instead (exit status 2);
 - a notebook that is not valid JSON, is older than nbformat 4, or has a cell whose
   `source` is not text.
 

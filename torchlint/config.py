@@ -196,11 +196,11 @@ DEVICES = ("auto", "cuda", "cpu")
 def find_config_file(start: Path) -> Path | None:
     """The nearest torchlint.toml, or pyproject.toml with a [tool.torchlint] table, upwards."""
     start = start.resolve()
-    folder = start if start.is_dir() else start.parent
+    folder = start if os.path.isdir(start) else start.parent
     for candidate in (folder, *folder.parents):
         for name in CONFIG_FILENAMES:
             path = candidate / name
-            if not path.is_file():
+            if not os.path.isfile(path):  # False, not raising, in a folder that cannot be searched
                 continue
             if name != "pyproject.toml" or _has_tool_table(path):
                 return path

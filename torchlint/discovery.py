@@ -114,17 +114,32 @@ def _inherited_gitignores(folder: Path) -> list[IgnorePattern]:
     return patterns
 
 
+def _blocked_by(path: Path) -> Path | None:
+    """The nearest folder above a path that does not exist as far as we can see, when that
+    folder exists but cannot be searched: the path may well be there."""
+    for folder in path.parents:
+        if os.path.isdir(folder):
+            return None if os.access(folder, os.X_OK) else folder
+    return None
+
+
 def _is_virtualenv(folder: Path) -> bool:
-    return (folder / "pyvenv.cfg").is_file()
+    try:
+        return (folder / "pyvenv.cfg").is_file()
+    except OSError:  # a folder that cannot be searched (Python 3.11 raises here)
+        return False
 
 
 def discover(paths: list[str], config: Config, cwd: Path | None = None) -> list[Path]:
     """Files to check under `paths`, sorted and without duplicates. Raises `PathError`
     for a path that does not exist or cannot be read."""
     cwd = cwd or Path.cwd()
-    missing = [p for p in paths if not os.path.lexists(cwd / p)]
+    missing = [p for p in paths if not os.path.lexists(cwd / p) and _blocked_by(cwd / p) is None]
     if missing:
         raise MissingPathError(missing)
+    blocked = [(p, f"permission denied on the folder {folder}") for p in paths if (folder := _blocked_by(cwd / p))]
+    if blocked:
+        raise UnreadablePathError(blocked)
     unreadable = [(p, reason) for p in paths if (reason := unreadable_reason(cwd / p)) is not None]
     if unreadable:
         raise UnreadablePathError(unreadable)
@@ -183,6 +198,9 @@ def _walk(start: Path, excludes: list[IgnorePattern], gitignore: bool, found: di
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:
+            # Reported, not skipped: the files in it are not checked (sources.read_bytes says why).
+            if folder != start:
+                found[folder] = None
             continue
         folder_resolved = folder.resolve()
         for entry in entries:

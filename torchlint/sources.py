@@ -42,6 +42,8 @@ class Unreadable:
     # True when the file exists but is no Python text (bad encoding); False when it
     # could not be read at all (vanished, permissions).
     is_content_error: bool = True
+    # A folder that discovery found but could not list: `reason` is the whole message.
+    is_folder: bool = False
 
 
 def read_bytes(path: Path) -> bytes | Unreadable:
@@ -49,12 +51,19 @@ def read_bytes(path: Path) -> bytes | Unreadable:
         return path.read_bytes()
     except FileNotFoundError:
         return Unreadable(path, "file vanished before it could be read", is_content_error=False)
-    except IsADirectoryError:
-        return Unreadable(path, "is a directory, not a file", is_content_error=False)
-    except PermissionError:
-        return Unreadable(path, "permission denied", is_content_error=False)
+    except (IsADirectoryError, PermissionError) as exc:
+        if os.path.isdir(path):
+            return Unreadable(path, _folder_reason(path), is_content_error=False, is_folder=True)
+        return Unreadable(path, exc.strerror.lower() if exc.strerror else "permission denied", is_content_error=False)
     except OSError as exc:
         return Unreadable(path, f"cannot be read: {exc.strerror or exc}", is_content_error=False)
+
+
+def _folder_reason(path: Path) -> str:
+    # Discovery lists a folder it found but could not list, so that it is reported.
+    if not os.access(path, os.R_OK | os.X_OK):
+        return "cannot read this folder (permission denied): the files in it are not checked"
+    return "cannot read this folder as a file"
 
 
 def decode(path: Path, data: bytes) -> SourceFile | Unreadable:
