@@ -302,7 +302,8 @@ def config_from_mapping(
         pairs = []
         for pattern, codes in raw.items():
             _check_pattern(pattern, where, key_name("per-file-ignores"))
-            values = _string_list(codes, where, f"{key_name('per-file-ignores')}.{pattern}")
+            quoted = json.dumps(pattern)
+            values = _string_list(codes, where, f"{key_name('per-file-ignores')}.{quoted}", quoted)
             _check_selectors(values, path, f"{key_name('per-file-ignores')}.{pattern}")
             pairs.append((pattern, values))
         changes["per_file_ignores"] = tuple(pairs)
@@ -416,13 +417,15 @@ def _check_pattern(pattern: str, where: str, name: str) -> None:
         raise ConfigError(f"{where}: {name}: {exc}") from None
 
 
-def _string_list(value: Any, where: str, name: str) -> tuple[str, ...]:
+def _string_list(value: Any, where: str, name: str, key: str | None = None) -> tuple[str, ...]:
+    """`key`: the key as the file spells it, where the last part of `name` is not (a quoted
+    pattern of `per-file-ignores`)."""
     if isinstance(value, str):
         # A string is a common slip (flake8 writes `ignore = E501`): say how to write the list.
         items = [part.strip() for part in value.split(",") if part.strip()]
         raise ConfigError(
             f"{where}: {name} must be a list of strings, not the string {value!r}; "
-            f"write {name.rsplit('.', 1)[-1]} = {json.dumps(items)}"
+            f"write {key or name.rsplit('.', 1)[-1]} = {json.dumps(items)}"
         )
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{where}: {name} must be a list of strings, not {_described(value)}")
