@@ -115,6 +115,7 @@ def test_pyproject_without_our_table_is_skipped(tmp_path: Path) -> None:
         ('per-file-ignores = { "a.py" = ["NOPE"] }', ["NOPE"]),
         ("respect-gitignore = 1", ["true or false"]),
         ("max-file-size = -1", ["positive integer"]),
+        ('max-file-tokens = "many"', ["tool.torchlint.max-file-tokens", "positive integer"]),
         ('probe = { device = "tpu" }', ["device"]),
         ("probe = { timeouts = 3 }", ["timeouts"]),
         ("select = [", ["invalid TOML"]),

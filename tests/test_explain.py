@@ -27,10 +27,10 @@ def test_every_code_is_explained(code: str) -> None:
 
 
 def test_every_code_the_output_can_show_is_known() -> None:
-    # Rules, the file problems of `check` and the probe's runtime codes.
-    from torchlint.finding import FILE_PROBLEMS
+    # Rules, the file problems of `check`, unused suppressions and the probe's runtime codes.
+    from torchlint.finding import FILE_PROBLEMS, UNUSED_SUPPRESSION_CODE
 
-    assert set(known_codes()) == {rule.CODE for rule in all_rules()} | set(FILE_PROBLEMS)
+    assert set(known_codes()) == {rule.CODE for rule in all_rules()} | set(FILE_PROBLEMS) | {UNUSED_SUPPRESSION_CODE}
     assert set(RUNTIME_DOCS) == set(RUNTIME_NAMES)
 
 

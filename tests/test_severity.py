@@ -143,6 +143,21 @@ def test_a_file_over_max_file_size_is_an_info_notice_that_says_how_to_raise_it(f
 
 
 
+def test_a_file_denser_than_max_file_tokens_is_an_info_notice_too(folder: Path) -> None:
+    # Memory follows tokens, not bytes: a generated table under max-file-size can still be
+    # more than the parser should be given.
+    table = "table = [" + ", ".join(["1"] * 3000) + "]\n"
+    write(folder, train=ERROR + table)
+    (folder / "pyproject.toml").write_text("[tool.torchlint]\nmax-file-tokens = 2000\n")
+    result = check("train.py")
+    assert result.exit_code == 0
+    assert "train.py:1:1: TL998 [file-too-large] info: not checked: the file has about" in result.stdout
+    tokens = int(result.stdout.split("max-file-tokens = ")[1].split()[0])
+    assert tokens > 6000
+    (folder / "pyproject.toml").write_text(f"[tool.torchlint]\nmax-file-tokens = {tokens}\n")
+    assert "TL001" in check("train.py").stdout
+
+
 def test_the_probe_skips_a_script_left_unchecked_for_its_size(folder: Path) -> None:
     from torchlint.config import Config
     from torchlint.runtime_probe.api import ProbeOptions, plan

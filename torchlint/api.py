@@ -28,7 +28,7 @@ from torchlint.finding import (
 )
 from torchlint.registry import catalog, is_selected, matches, names_explicitly
 from torchlint.rule import Rule
-from torchlint.sources import SourceFile, Unreadable, decode, read_bytes
+from torchlint.sources import SourceFile, Unreadable, decode, more_tokens_than, read_bytes
 
 # Below this much source to check, a process pool costs more than it saves (the
 # pre-commit case: a few files, checked in the main process).
@@ -192,15 +192,28 @@ def check_data(path: Path, name: str, data: bytes | Unreadable, rules: Sequence[
         return _filter([engine.parse_error(name, source.line, source.column, source.reason)], config, path)
     if source.size > config.max_file_size and engine.triggered_rules(source.text, rules):
         return _filter([too_large(name, source.size, config.max_file_size)], config, path)
+    tokens = more_tokens_than(source.text, config.max_file_tokens)
+    if tokens is not None and engine.triggered_rules(source.text, rules):
+        return _filter([too_dense(name, tokens, config.max_file_tokens)], config, path)
     return findings_for(source, name, rules, config)
 
 
 def too_large(name: str, size: int, limit: int) -> Finding:
-    # Its syntax tree would take some 600 bytes of memory per byte (bench/max_file_size.py).
+    # Its syntax tree would take some 600 bytes of memory per byte of ordinary code (bench/max_file_size.py).
     message = (
         f"not checked: the file is {size / 1e6:.1f} MB, over the max-file-size limit of {limit / 1e6:.1f} MB "
         f"(checking it would take about {size * 600 / 1e9:.1f} GB of memory); to check it, raise the limit "
         f"in [tool.torchlint]: max-file-size = {size}"
+    )
+    return file_problem(name, FILE_TOO_LARGE_CODE, message)
+
+
+def too_dense(name: str, tokens: int, limit: int) -> Finding:
+    # About 2-3 KB of memory per token of source (bench/max_file_size.py).
+    message = (
+        f"not checked: the file has about {tokens:,} tokens, over the max-file-tokens limit of {limit:,} "
+        f"(checking it would take about {tokens * 3000 / 1e9:.1f} GB of memory); to check it, raise the "
+        f"limit in [tool.torchlint]: max-file-tokens = {tokens}"
     )
     return file_problem(name, FILE_TOO_LARGE_CODE, message)
 

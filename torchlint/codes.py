@@ -62,19 +62,22 @@ An error: it fails the run with any `--fail-on`. `ignore = ["TL000"]` (or `--ign
 hides it; `select` does not, since an unparsed file hides whatever it holds.""",
     ),
     FILE_TOO_LARGE_CODE: (
-        "a file over `max-file-size`, not checked",
+        "a file over `max-file-size` or `max-file-tokens`, not checked",
         """\
 ## What is reported
 
 A file that contains some rule's trigger words but is larger than `max-file-size`
-(1.5 MB by default) is not parsed. Checking a file takes about 600 bytes of memory per
-byte of source at its peak (LibCST's syntax tree; see docs/performance.md): a 5.8 MB
-generated module would need some 3.3 GB. The notice gives the file's size and the
-setting that checks it:
+(1.5 MB by default), or has more tokens than `max-file-tokens` (250,000 by default), is not
+parsed. Checking a file takes about 2 to 4 KB of memory per token at its peak (LibCST's
+syntax tree; about 580 bytes per byte of ordinary code, see docs/performance.md): a 5.8 MB
+module would need some 3.3 GB, and a 1.5 MB generated table, with one token per byte, 3 GB.
+The two defaults keep a run under 1 GB. The notice gives the file's size or token count and
+the setting that checks it:
 
 ```toml
 [tool.torchlint]
-max-file-size = 6000000   # bytes
+max-file-size = 6000000     # bytes
+max-file-tokens = 1500000
 ```
 
 ## Severity

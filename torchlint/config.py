@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 from torchlint.finding import Severity
 from torchlint.globs import PatternError, check_pattern, compile_pattern
 from torchlint.registry import is_valid_selector
-from torchlint.sources import DEFAULT_MAX_FILE_BYTES
+from torchlint.sources import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILE_TOKENS
 
 DEFAULT_EXCLUDE = (
     ".git",
@@ -91,6 +91,7 @@ class Config:
     # Apply the excludes to files named on the command line too (pre-commit names them).
     force_exclude: bool = False
     max_file_size: int = DEFAULT_MAX_FILE_BYTES
+    max_file_tokens: int = DEFAULT_MAX_FILE_TOKENS
     # The lowest severity of finding that makes `check` exit with 1.
     fail_on: Severity = Severity.WARNING
     probe: ProbeSettings = field(default_factory=ProbeSettings)
@@ -153,6 +154,7 @@ class Config:
             f"respect-gitignore = {value(self.respect_gitignore)}",
             f"force-exclude = {value(self.force_exclude)}",
             f"max-file-size = {self.max_file_size}",
+            f"max-file-tokens = {self.max_file_tokens}",
             f"fail-on = {json.dumps(self.fail_on.value)}",
             "",
             "[probe]",
@@ -170,7 +172,7 @@ class Config:
         """What of the settings changes findings; the cache keys on it. The root is in it
         because per-file-ignores patterns match paths relative to it."""
         root = self.root.resolve().as_posix() if self.root else None
-        return repr((self.select, self.ignore, self.per_file_ignores, self.max_file_size, root))
+        return repr((self.select, self.ignore, self.per_file_ignores, self.max_file_size, self.max_file_tokens, root))
 
 
 _TOP_KEYS = {
@@ -185,6 +187,7 @@ _TOP_KEYS = {
     "respect-gitignore",
     "force-exclude",
     "max-file-size",
+    "max-file-tokens",
     "fail-on",
     "probe",
 }
@@ -313,6 +316,8 @@ def config_from_mapping(
         changes["force_exclude"] = _bool(table["force-exclude"], where, key_name("force-exclude"))
     if "max-file-size" in table:
         changes["max_file_size"] = _positive_int(table["max-file-size"], where, key_name("max-file-size"))
+    if "max-file-tokens" in table:
+        changes["max_file_tokens"] = _positive_int(table["max-file-tokens"], where, key_name("max-file-tokens"))
     if "fail-on" in table:
         changes["fail_on"] = _severity(table["fail-on"], where, key_name("fail-on"))
     if "probe" in table:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,10 +14,34 @@ from pathlib import Path
 from torchlint.newlines import newline_style, normalize, restore
 from torchlint.notebook import Notebook, NotebookError, file_line, parse_notebook
 
-# Checking a file takes about 580 bytes of memory per byte of source at its peak (LibCST's
-# tree): 1.5 MB keeps a run under 1 GB (docs/performance.md, bench/max_file_size.py) and
-# still checks the largest module of torch (1.4 MB).
+# Checking a file takes about 580 bytes of memory per byte of ordinary source at its peak
+# (LibCST's tree): 1.5 MB keeps a run under 1 GB (docs/performance.md, bench/max_file_size.py)
+# and still checks the largest module of torch (1.4 MB).
 DEFAULT_MAX_FILE_BYTES = 1_500_000
+# Memory follows tokens, not bytes: 2 to 4 KB per token, so that a dense generated table
+# (one token per byte) of 1.5 MB would take 3 GB. 250,000 tokens stay under 1 GB; torch's
+# largest module has 203,000 (bench/max_file_size.py, docs/performance.md).
+DEFAULT_MAX_FILE_TOKENS = 250_000
+# A string literal (a docstring too) or a comment is one node of the tree, whatever its length.
+_TOKEN = re.compile(
+    r"#[^\n]*|[rbuRBUfF]{0,2}(?:\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*')"
+    r"|\w+|[^\w\s]"
+)
+
+
+def count_tokens(text: str) -> int:
+    """About how many tokens `text` has: names, numbers, operators, and each string literal
+    or comment as one (a regular expression scan, some 50 ms per MB)."""
+    return sum(1 for _ in _TOKEN.finditer(text))
+
+
+def more_tokens_than(text: str, limit: int) -> int | None:
+    """`count_tokens(text)` when it is over `limit`, else None. A text shorter than `limit`
+    characters is not scanned: it cannot have more tokens than characters."""
+    if len(text) <= limit:
+        return None
+    count = count_tokens(text)
+    return count if count > limit else None
 
 
 @dataclass(frozen=True)
