@@ -29,7 +29,8 @@ _PATTERNS = (
     re.compile(rf"Expected all tensors to be on the same device, but got \w+ is on ({_DEVICE}), different from other tensors on ({_DEVICE})"),
     re.compile(rf"Tensor on device ({_DEVICE}) is not on the expected device ({_DEVICE})"),
     re.compile(rf"Input and parameter tensors are not at the same device, found input tensor at ({_DEVICE}) and parameter tensor at ({_DEVICE})"),
-    re.compile(r"Input type \(torch\.(?:(cuda)\.)?\w+\) and weight type \(torch\.(?:(cuda)\.)?\w+\) should be the same"),
+    re.compile(rf"Input and hidden tensors are not at the same device, found input tensor at ({_DEVICE}) and hidden tensor at ({_DEVICE})"),
+    re.compile(r"Input type \(torch\.(?:(cuda)\.)?\w+\) and (?:weight|bias) type \(torch\.(?:(cuda)\.)?\w+\) should be the same"),
     re.compile(rf"Expected .* to be on the same device.* ({_DEVICE}) .*?({_DEVICE})"),
 )
 REPORTED = "_torchlint_reported"
