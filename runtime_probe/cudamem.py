@@ -54,9 +54,10 @@ class Sample:
 
     @property
     def idle_segments(self) -> bool:
-        """Reserved memory many times anything the script ever had allocated."""
+        """Reserved memory many times anything the script ever had allocated (judged only
+        with the peak known: at a step's end most of its activations are already freed)."""
         peak = max(self.peak_allocated, self.allocated)
-        return self.reserved - peak >= MIN_IDLE_RESERVED and self.reserved >= IDLE_SEGMENTS_RATIO * peak
+        return bool(self.peak_allocated) and self.reserved - peak >= MIN_IDLE_RESERVED and self.reserved >= IDLE_SEGMENTS_RATIO * peak
 
 
 def _mib(n: float) -> str:

@@ -164,6 +164,38 @@ def _patch_foreach() -> None:
             supported.append(SimTensor)
 
 
+class _NoWeakrefs:
+    """Stands in for the `weakref` module inside `torch.utils.swap_tensors`."""
+
+    @staticmethod
+    def getweakrefs(obj: object) -> list[Any]:
+        return []
+
+
+def _patch_module_moves() -> None:
+    """`Module._apply` swaps a CPU parameter or gradient with its simulated copy
+    (`swap_tensors`), where a CUDA build assigns `.data` and keeps the object. The swap
+    refuses tensors that something holds a weak reference to (the probe does, to
+    gradients), although the object keeps its identity as it would on CUDA: for moves
+    to or from the simulated device the check is skipped."""
+    import torch.utils as utils
+
+    original = utils.swap_tensors
+
+    @functools.wraps(original)
+    def swap_tensors(t1: torch.Tensor, t2: torch.Tensor) -> None:
+        if type(t1) is not SimTensor and type(t2) is not SimTensor:
+            return original(t1, t2)
+        saved = utils.weakref  # type: ignore[attr-defined]
+        utils.weakref = _NoWeakrefs  # type: ignore[attr-defined]
+        try:
+            return original(t1, t2)
+        finally:
+            utils.weakref = saved  # type: ignore[attr-defined]
+
+    utils.swap_tensors = swap_tensors
+
+
 def _patch_unsupported() -> None:
     torch.compile = refusal("torch.compile is not simulated")  # type: ignore[assignment]
     import torch.distributed as dist
@@ -185,4 +217,5 @@ def install() -> None:
     _patch_devices()
     _patch_ctc_loss()
     _patch_foreach()
+    _patch_module_moves()
     _patch_unsupported()

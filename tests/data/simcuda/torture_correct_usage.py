@@ -171,6 +171,7 @@ def _():
     on_gpu = torch.load(buffer, map_location=dev)
     assert on_gpu["model"]["weight"].is_cuda
     optimizer.load_state_dict(on_cpu["optimizer"])
+    optimizer.zero_grad()
     gpu_model(torch.randn(2, 4, device=dev)).sum().backward()
     optimizer.step()
 
