@@ -46,6 +46,7 @@ def test_wheel_file_list(wheel: Path) -> None:
     assert "torchlint/rules/tl001_missing_zero_grad.py" in names
     assert "torchlint/rules/_analysis.py" in names
     assert "torchlint/runtime_probe/__init__.py" in names
+    assert "torchlint/runtime_probe/simcuda/allocator.py" in names  # simulated CUDA ships in the wheel
     assert "torchlint/report/json.py" in names
     assert not any(name.startswith(("rules/", "runtime_probe/", "tests/", "fixtures/")) for name in names)
 
