@@ -30,11 +30,12 @@ class MemoryTracker:
         self.frees = 0
 
     def on_new(self, elem: torch.Tensor) -> None:
-        key = elem.untyped_storage()._cdata
+        storage = elem.untyped_storage()
+        key = storage._cdata
         entry = self._live.get(key)
         if entry is None:
             try:
-                block = self.allocator.malloc(elem.untyped_storage().nbytes())
+                block = self.allocator.malloc(storage.nbytes())
             except OutOfMemory as exc:
                 error = torch.OutOfMemoryError(str(exc))
                 setattr(error, SIMULATED_ERROR, True)
