@@ -14,6 +14,7 @@ from torchlint.runtime_probe.simcuda.allocator import (
     CachingAllocator,
     OutOfMemory,
     parse_alloc_conf,
+    replay,
     round_size,
     segment_size,
 )
@@ -148,3 +149,28 @@ def test_fuzz_invariants_hold_and_everything_returns(config: AllocatorConfig) ->
     stats = allocator.memory_stats()
     assert stats["allocated_bytes.all.current"] == stats["reserved_bytes.all.current"] == 0
     assert stats["inactive_split_bytes.all.current"] == 0 and allocator.total_reserved == 0
+
+
+def test_replaying_the_models_own_trace_matches_exactly() -> None:
+    """The replay that bench/simcuda_gpu_check.py runs on real traces, on a trace the
+    model itself produced: no difference, so a difference on a GPU is the model's."""
+    rng = random.Random(3)
+    source = CachingAllocator()
+    trace: list[dict[str, object]] = []
+    live: dict[int, Block | None] = {}
+    reserved = 0
+    for i in range(3000):
+        if live and rng.random() < 0.5:
+            addr = rng.choice(list(live))
+            source.free(live.pop(addr))
+            trace.append({"action": "free_completed", "addr": addr})
+            continue
+        size = rng.choice([rng.randint(1, 900_000), rng.randint(MIB, 9 * MIB), rng.randint(10 * MIB, 60 * MIB)])
+        live[i] = source.malloc(size)
+        if source.total_reserved > reserved:
+            trace.append({"action": "segment_alloc", "size": source.total_reserved - reserved})
+            reserved = source.total_reserved
+        trace.append({"action": "alloc", "addr": i, "size": size})
+    result = replay(trace, CachingAllocator())
+    assert result.allocations == sum(1 for e in trace if e["action"] == "alloc")
+    assert result.max_difference == 0 and result.model_reserved == result.real_reserved == source.total_reserved

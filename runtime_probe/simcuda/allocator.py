@@ -525,3 +525,41 @@ class CachingAllocator:
             for stat in per.values():
                 stat.allocated = stat.freed = 0
         self.num_alloc_retries = self.num_ooms = 0
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    allocations: int
+    model_reserved: int
+    real_reserved: int
+    # The largest |model - real| reserved bytes seen after any allocation.
+    max_difference: int
+    real_segments: int
+
+
+def replay(trace: list[dict[str, object]], allocator: CachingAllocator) -> ReplayResult:
+    """Replay a real allocator trace (one device's entries of a
+    `torch.cuda.memory._snapshot()["device_traces"]`, recorded with
+    `torch.cuda.memory._record_memory_history()`) through the model, comparing reserved
+    bytes with what the real allocator reserved. The model frees its cache where the
+    real one did (`segment_free`/`segment_unmap` after an `empty_cache` or a retry)."""
+    live: dict[int, Block | None] = {}
+    real = allocations = worst = segments = 0
+    for entry in trace:
+        action = entry.get("action")
+        size = int(entry.get("size", 0))  # type: ignore[call-overload]
+        addr = int(entry.get("addr", 0))  # type: ignore[call-overload]
+        if action in ("segment_alloc", "segment_map"):
+            real += size
+            segments += 1
+        elif action in ("segment_free", "segment_unmap"):
+            real -= size
+            if allocator.total_reserved > real:
+                allocator.empty_cache()
+        elif action == "alloc":
+            live[addr] = allocator.malloc(size)
+            allocations += 1
+            worst = max(worst, abs(allocator.total_reserved - real))
+        elif action == "free_completed" and addr in live:
+            allocator.free(live.pop(addr))
+    return ReplayResult(allocations, allocator.total_reserved, real, worst, segments)
