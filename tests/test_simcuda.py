@@ -140,6 +140,14 @@ def test_growing_lengths_reserve_many_times_the_peak_and_expandable_segments_do_
     assert reserved <= 1.5 * peak
 
 
+def test_every_allocation_returns_after_freeing_and_empty_cache() -> None:
+    run = simulate(sim("memory_returns"))
+    assert run.returncode == 0, run.stderr
+    figures = json.loads(run.stdout.strip().splitlines()[-1])
+    assert figures["peak"] > 0 and figures["reserved_before_empty"] > 0 and figures["views_share"]
+    assert figures["allocated"] == figures["reserved"] == 0
+
+
 # --- through the probe --------------------------------------------------------------------
 
 

@@ -26,8 +26,6 @@ class MemoryTracker:
         self._live: dict[int, list[Any]] = {}
         # id(weak reference) -> (the reference, storage key); tensors do not hash by identity.
         self._refs: dict[int, tuple[weakref.ref[torch.Tensor], int]] = {}
-        self.allocations = 0
-        self.frees = 0
 
     def on_new(self, elem: torch.Tensor) -> None:
         storage = elem.untyped_storage()
@@ -41,7 +39,6 @@ class MemoryTracker:
                 setattr(error, SIMULATED_ERROR, True)
                 raise error from None
             entry = self._live[key] = [block, 0]
-            self.allocations += 1
         entry[1] += 1
         ref = weakref.ref(elem, self._released)
         self._refs[id(ref)] = (ref, key)
@@ -59,11 +56,6 @@ class MemoryTracker:
             del self._live[key]
             block: Block | None = entry[0]
             self.allocator.free(block)
-            self.frees += 1
-
-    @property
-    def live_storages(self) -> int:
-        return len(self._live)
 
     def cuda_api(self) -> dict[str, Callable[..., Any]]:
         """The `torch.cuda` memory functions, answered by the model."""
