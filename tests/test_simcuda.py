@@ -148,6 +148,13 @@ def test_every_allocation_returns_after_freeing_and_empty_cache() -> None:
     assert figures["allocated"] == figures["reserved"] == 0
 
 
+def test_an_operator_without_a_cpu_kernel_is_inconclusive_not_a_crash_of_the_user() -> None:
+    run = simulate(sim("custom_cuda_op"))
+    assert run.returncode != 0
+    assert "SimulationUnsupported: simulated CUDA: torchlint_test.scale.default has no CPU kernel" in run.stderr
+    assert "(the probe reports this run as inconclusive)" in run.stderr
+
+
 # --- through the probe --------------------------------------------------------------------
 
 
