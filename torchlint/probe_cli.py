@@ -4,6 +4,7 @@ reuses are imported when called, so that neither module needs the other to load 
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import sys
 from pathlib import Path
@@ -99,9 +100,8 @@ def _probe(
     except ConfigError as exc:
         fail(str(exc))
     _require_torch(device or config.probe.device)
-    options = ProbeOptions(
-        max_steps, timeout, device, nproc_per_node, script_args, probe_all, _memory_size(simulated_memory)
-    )
+    options = ProbeOptions(max_steps, timeout, device, nproc_per_node, script_args, probe_all)
+    options = dataclasses.replace(options, simulated_memory=_memory_size(simulated_memory))
     cwd = Path.cwd()
     try:
         chosen = plan(targets, config, options, cwd)

@@ -77,21 +77,9 @@ class Block:
         return (self.size, self.addr, self.serial)
 
 
-@dataclass
-class Stat:
-    current: int = 0
-    peak: int = 0
-    allocated: int = 0
-    freed: int = 0
-
-    def add(self, amount: int) -> None:
-        if amount >= 0:
-            self.current += amount
-            self.allocated += amount
-            self.peak = max(self.peak, self.current)
-        else:
-            self.current += amount
-            self.freed -= amount
+# Statistics live in flat lists (every allocation and free updates several: this is the
+# simulator's hot path), at 3 * the name's position + 0 (all), 1 (small pool), 2 (large pool).
+_BASE = {name: 3 * i for i, name in enumerate(STAT_NAMES)}
 
 
 @dataclass(frozen=True)
@@ -141,7 +129,11 @@ class CachingAllocator:
         self.max_split: float = config.max_split_size_mb * MIB if config.max_split_size_mb else math.inf
         self.expandable = config.expandable_segments
         self._free: dict[bool, list[tuple[int, int, int, Block]]] = {True: [], False: []}
-        self.stats = {name: {pool: Stat() for pool in ("all", *POOLS)} for name in STAT_NAMES}
+        size = 3 * len(STAT_NAMES)
+        self._current = [0] * size
+        self._peak = [0] * size
+        self._allocated = [0] * size
+        self._freed = [0] * size
         self.num_alloc_retries = 0
         self.num_ooms = 0
         self.num_device_alloc = 0
@@ -153,9 +145,24 @@ class CachingAllocator:
     # --- bookkeeping -------------------------------------------------------------------
 
     def _stat(self, name: str, small: bool, amount: int) -> None:
-        per = self.stats[name]
-        per["all"].add(amount)
-        per["small_pool" if small else "large_pool"].add(amount)
+        base = _BASE[name]
+        pool = base + 1 if small else base + 2
+        current = self._current
+        if amount >= 0:
+            peak = self._peak
+            total = current[base] = current[base] + amount
+            if total > peak[base]:
+                peak[base] = total
+            total = current[pool] = current[pool] + amount
+            if total > peak[pool]:
+                peak[pool] = total
+            self._allocated[base] += amount
+            self._allocated[pool] += amount
+        else:
+            current[base] += amount
+            current[pool] += amount
+            self._freed[base] -= amount
+            self._freed[pool] -= amount
 
     def _insert(self, block: Block) -> None:
         bisect.insort(self._free[block.small], (*block.key(), block))
@@ -207,8 +214,8 @@ class CachingAllocator:
             block = self._new_block(small, size)
         if block is None:
             self.num_ooms += 1
-            allocated = self.stats["allocated_bytes"]["all"].current
-            reserved = self.stats["reserved_bytes"]["all"].current
+            allocated = self._current[_BASE["allocated_bytes"]]
+            reserved = self._current[_BASE["reserved_bytes"]]
             raise OutOfMemory(
                 f"CUDA out of memory. Tried to allocate {format_bytes(segment_size(size))}. GPU 0 has a total "
                 f"capacity of {format_bytes(self.capacity)} of which {format_bytes(self.capacity - self.total_reserved)} "
@@ -498,12 +505,13 @@ class CachingAllocator:
     def memory_stats(self) -> dict[str, int]:
         """The keys of `torch.cuda.memory_stats()` that the model keeps."""
         stats: dict[str, int] = {}
-        for name, per in self.stats.items():
-            for pool, stat in per.items():
-                stats[f"{name}.{pool}.current"] = stat.current
-                stats[f"{name}.{pool}.peak"] = stat.peak
-                stats[f"{name}.{pool}.allocated"] = stat.allocated
-                stats[f"{name}.{pool}.freed"] = stat.freed
+        for name, base in _BASE.items():
+            for offset, pool in enumerate(("all", *POOLS)):
+                i = base + offset
+                stats[f"{name}.{pool}.current"] = self._current[i]
+                stats[f"{name}.{pool}.peak"] = self._peak[i]
+                stats[f"{name}.{pool}.allocated"] = self._allocated[i]
+                stats[f"{name}.{pool}.freed"] = self._freed[i]
         stats.update(
             {
                 "num_alloc_retries": self.num_alloc_retries,
@@ -515,15 +523,19 @@ class CachingAllocator:
         )
         return stats
 
+    def current(self, name: str) -> int:
+        """`<name>.all.current` of `memory_stats()`, without building the whole dict."""
+        return self._current[_BASE[name]]
+
+    def peak(self, name: str) -> int:
+        return self._peak[_BASE[name]]
+
     def reset_peak(self) -> None:
-        for per in self.stats.values():
-            for stat in per.values():
-                stat.peak = stat.current
+        self._peak[:] = self._current
 
     def reset_accumulated(self) -> None:
-        for per in self.stats.values():
-            for stat in per.values():
-                stat.allocated = stat.freed = 0
+        self._allocated[:] = [0] * len(self._allocated)
+        self._freed[:] = [0] * len(self._freed)
         self.num_alloc_retries = self.num_ooms = 0
 
 

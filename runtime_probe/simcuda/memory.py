@@ -62,8 +62,11 @@ class MemoryTracker:
         allocator = self.allocator
         total = self.total_memory
 
-        def stat(name: str) -> Callable[..., int]:
-            return lambda device=None: allocator.memory_stats()[name]
+        def current(name: str) -> Callable[..., int]:
+            return lambda device=None: allocator.current(name)
+
+        def peak(name: str) -> Callable[..., int]:
+            return lambda device=None: allocator.peak(name)
 
         def memory_stats(device: Any = None) -> dict[str, int]:
             return dict(sorted(allocator.memory_stats().items()))
@@ -92,12 +95,12 @@ class MemoryTracker:
 
         return {
             "memory_stats": memory_stats,
-            "memory_allocated": stat("allocated_bytes.all.current"),
-            "memory_reserved": stat("reserved_bytes.all.current"),
-            "memory_cached": stat("reserved_bytes.all.current"),
-            "max_memory_allocated": stat("allocated_bytes.all.peak"),
-            "max_memory_reserved": stat("reserved_bytes.all.peak"),
-            "max_memory_cached": stat("reserved_bytes.all.peak"),
+            "memory_allocated": current("allocated_bytes"),
+            "memory_reserved": current("reserved_bytes"),
+            "memory_cached": current("reserved_bytes"),
+            "max_memory_allocated": peak("allocated_bytes"),
+            "max_memory_reserved": peak("reserved_bytes"),
+            "max_memory_cached": peak("reserved_bytes"),
             "reset_peak_memory_stats": reset_peak,
             "reset_max_memory_allocated": reset_peak,
             "reset_max_memory_cached": reset_peak,
