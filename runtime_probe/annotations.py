@@ -1,21 +1,23 @@
 """Probe results as checker findings, so that `probe --format sarif|github` reuses the
 checker's reporters: what the probe confirmed or found is an error at the user's line;
 a finding whose script failed before its line ran is a warning (nothing was checked, and
-the probe exits 1); a check that needs a GPU nobody lent is a note, so that a CPU-only CI
-run says so instead of passing in silence. Not-reproduced, not-reached and unchecked
+the probe exits 1); a check that needs a GPU nobody lent, or that simulated CUDA could not
+answer, is a note, so that a CPU-only CI run says so instead of passing in silence; what
+simulated CUDA confirmed says so in its message. Not-reproduced, not-reached and unchecked
 findings are not problems and are left to the text and JSON reports."""
 
 from __future__ import annotations
 
 from torchlint.finding import Finding, Severity
 from torchlint.runtime_probe.api import ProbeResult
-from torchlint.runtime_probe.statuses import ProbedFinding, Status
+from torchlint.runtime_probe.statuses import FAILING, ProbedFinding, Status
 
 SEVERITIES = {
     Status.CONFIRMED: Severity.ERROR,
     Status.FOUND: Severity.ERROR,
     Status.FAILED: Severity.WARNING,
     Status.NEEDS_GPU: Severity.INFO,
+    Status.INCONCLUSIVE: Severity.INFO,
 }
 
 
@@ -33,8 +35,12 @@ def _finding(probed: ProbedFinding) -> Finding:
         message = f"not checked at runtime, {probed.evidence.get('reason', 'the script failed first')}: {probed.message}"
     elif probed.status is Status.NEEDS_GPU:
         message = f"not checked at runtime, needs a CUDA device: {probed.message}"
+    elif probed.status is Status.INCONCLUSIVE:
+        message = f"inconclusive at runtime, simulated CUDA could not stand in for the GPU ({probed.evidence.get('reason', '')}): {probed.message}"
     else:
         message = probed.message
+    if probed.simulated and probed.status in FAILING:
+        message = f"{message} [simulated CUDA: no GPU was used]"
     return Finding(
         filename=probed.filename,
         cell=0,

@@ -32,6 +32,8 @@ class ProbeOptions:
     # Arguments for the script, overriding the configured ones.
     args: tuple[str, ...] | None = None
     probe_all: bool = False
+    # Bytes of the simulated CUDA device (`--simulated-memory`).
+    simulated_memory: int | None = None
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,9 @@ class ScriptResult:
     output_tail: str = ""
     probe_errors: tuple[str, ...] = ()
     command: tuple[str, ...] = ()
+    # CUDA was simulated (runtime_probe/simcuda), and what the simulation could not do.
+    simulated: bool = False
+    unsupported: tuple[str, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -147,6 +152,7 @@ def run_spec(path: Path, static: Sequence[Finding], config: Config, options: Pro
         nproc_per_node=options.nproc_per_node,
         lines=checked_lines(static),
         cwd=cwd,
+        simulated_memory=options.simulated_memory or runner.RunSpec.simulated_memory,
     )
 
 
@@ -185,6 +191,8 @@ def probe_script(
         output_tail=outcome.output_tail,
         probe_errors=tuple(e for r in reports for e in r.probe_errors),
         command=outcome.command,
+        simulated=any(r.simulated for r in reports),
+        unsupported=tuple(dict.fromkeys(u for r in reports for u in r.unsupported)),
     )
     findings = assign(
         static, reports, str(spec.script), text, lambda name: display_path(Path(name), cwd), result.ending

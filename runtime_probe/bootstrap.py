@@ -60,12 +60,33 @@ def _main_module(script: str, recorder: Recorder) -> types.ModuleType:
     return module
 
 
+def _simulate_cuda(recorder: Recorder, source: str) -> None:
+    """Simulated CUDA when asked for, or under `auto` for a script that asks for CUDA on
+    a machine without it; installed before the probe's hooks, which then see CUDA."""
+    import torch
+
+    from torchlint.runtime_probe import simcuda
+
+    device = recorder.settings.device
+    if device != "simulated" and not (device == "auto" and not torch.cuda.is_available() and simcuda.wants_cuda(source)):
+        return
+    simcuda.install(recorder.settings.simulated_memory)
+    from torchlint.runtime_probe.simcuda.state import STATE
+
+    recorder.simulated = True
+    recorder.unsupported = STATE.unsupported
+    recorder.unverified = STATE.unverified
+    recorder.clean_message = simcuda.clean_message
+
+
 def run(script: str, args: list[str], recorder: Recorder) -> int:
     """Run the script, recording how it ended; returns its exit status."""
     from torchlint.runtime_probe.hooks import install
 
-    probe = install(recorder)
     source = read_source(Path(script))
+    if isinstance(source, SourceFile):
+        _simulate_cuda(recorder, source.text)
+    probe = install(recorder)
     if not isinstance(source, SourceFile):
         print(f"torchlint probe: cannot run {script}: {source.reason}", file=sys.stderr)
         recorder.crash = Crash("OSError", source.reason, "")
@@ -82,6 +103,8 @@ def run(script: str, args: list[str], recorder: Recorder) -> int:
         return _exit_code(exc.code)
     except BaseException as exc:  # noqa: BLE001 - the script's own failure, reported as such
         user_tb = exc.__traceback__.tb_next if exc.__traceback__ else None
+        if recorder.simulated:
+            exc.args = tuple(recorder.clean_message(a) if isinstance(a, str) else a for a in exc.args)
         text = _format(exc, user_tb)
         print(text, end="", file=sys.stderr)
         recorder.crash = Crash(type(exc).__name__, str(exc), text)

@@ -1,5 +1,12 @@
 """TL103 memory-growth and TL104 memory-fragmentation on CUDA, from
-`torch.cuda.memory_stats()` sampled after every training step."""
+`torch.cuda.memory_stats()` sampled after every training step (on simulated CUDA, the
+statistics of the simulator's caching-allocator model).
+
+TL104 has two signs. Split blocks: reserved memory far above allocated with most of the
+idle part in inactive split blocks, or allocator retries and OOMs. Idle segments:
+reserved memory many times the peak allocated, so that whole cached segments sit idle;
+that is what shapes growing step after step do (longer sequences each step: no cached
+segment fits the next request, so a new one is reserved and the old ones stay cached)."""
 
 from __future__ import annotations
 
@@ -16,6 +23,8 @@ MIN_GROWTH_STEPS = 5
 MIN_GROWTH_BYTES = 4 * MIB
 MIN_GROWING_SHARE = 0.8
 MIN_IDLE_RESERVED = 256 * MIB
+# Reserved at least this many times the peak allocated: whole segments sit idle.
+IDLE_SEGMENTS_RATIO = 3
 
 
 @dataclass(frozen=True)
@@ -26,6 +35,7 @@ class Sample:
     inactive_split: int
     retries: int
     ooms: int
+    peak_allocated: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -34,12 +44,20 @@ class Sample:
             "inactive_split_bytes": self.inactive_split,
             "num_alloc_retries": self.retries,
             "num_ooms": self.ooms,
+            "peak_allocated_bytes": self.peak_allocated,
         }
 
     @property
     def fragmented(self) -> bool:
         idle = self.reserved - self.allocated
         return idle >= MIN_IDLE_RESERVED and 2 * self.inactive_split >= idle and 2 * self.reserved >= 3 * self.allocated
+
+    @property
+    def idle_segments(self) -> bool:
+        """Reserved memory many times anything the script ever had allocated (judged only
+        with the peak known: at a step's end most of its activations are already freed)."""
+        peak = max(self.peak_allocated, self.allocated)
+        return bool(self.peak_allocated) and self.reserved - peak >= MIN_IDLE_RESERVED and self.reserved >= IDLE_SEGMENTS_RATIO * peak
 
 
 def _mib(n: float) -> str:
@@ -60,6 +78,7 @@ class CudaMemoryCheck:
             stats.get("inactive_split_bytes.all.current", 0),
             stats.get("num_alloc_retries", 0),
             stats.get("num_ooms", 0),
+            stats.get("allocated_bytes.all.peak", 0),
         )
         self.add(sample, stack)
         return sample.to_dict()
@@ -97,7 +116,7 @@ class CudaMemoryCheck:
         last = self.samples[-1]
         fragmented = [s for s in self.samples if s.fragmented]
         if not (last.retries or last.ooms or fragmented):
-            return None
+            return self._idle_segments()
         retried = next((s for s in self.samples if s.retries or s.ooms), None)
         peak = max(fragmented or self.samples, key=lambda s: s.reserved - s.allocated)
         causes = []
@@ -114,4 +133,19 @@ class CudaMemoryCheck:
             "`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` or fixed-size buffers"
         )
         evidence = {"peak_step": peak.step, **peak.to_dict(), "num_alloc_retries": last.retries, "num_ooms": last.ooms}
+        return Event("TL104", self._stack, message, evidence)
+
+    def _idle_segments(self) -> Event | None:
+        idle = [s for s in self.samples if s.idle_segments]
+        if not idle:
+            return None
+        worst = max(idle, key=lambda s: s.reserved / max(s.peak_allocated, s.allocated, 1))
+        peak = max(worst.peak_allocated, worst.allocated)
+        message = (
+            f"CUDA memory is fragmented: {_mib(worst.reserved)} reserved after step {worst.step} against a peak of "
+            f"{_mib(peak)} allocated ({worst.reserved / max(peak, 1):.1f}x): whole cached segments sit idle because "
+            "tensor sizes keep changing (growing sequence lengths?) and no cached segment fits the next request; set "
+            "`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`, or bucket or pad the lengths to a few fixed sizes"
+        )
+        evidence = {"peak_step": worst.step, **worst.to_dict(), "reserved_per_peak_allocated": round(worst.reserved / max(peak, 1), 2)}
         return Event("TL104", self._stack, message, evidence)

@@ -29,8 +29,11 @@ _PATTERNS = (
     re.compile(rf"Expected all tensors to be on the same device, but got \w+ is on ({_DEVICE}), different from other tensors on ({_DEVICE})"),
     re.compile(rf"Tensor on device ({_DEVICE}) is not on the expected device ({_DEVICE})"),
     re.compile(rf"Input and parameter tensors are not at the same device, found input tensor at ({_DEVICE}) and parameter tensor at ({_DEVICE})"),
-    re.compile(r"Input type \(torch\.(?:(cuda)\.)?\w+\) and weight type \(torch\.(?:(cuda)\.)?\w+\) should be the same"),
+    re.compile(rf"Input and hidden tensors are not at the same device, found input tensor at ({_DEVICE}) and hidden tensor at ({_DEVICE})"),
+    re.compile(r"Input type \(torch\.(?:(cuda)\.)?\w+\) and (?:weight|bias) type \(torch\.(?:(cuda)\.)?\w+\) should be the same"),
     re.compile(rf"Expected .* to be on the same device.* ({_DEVICE}) .*?({_DEVICE})"),
+    # `.numpy()` on a device tensor: the other side is the host (the empty group reads as cpu).
+    re.compile(rf"can't convert ({_DEVICE}) device type tensor to numpy()"),
 )
 REPORTED = "_torchlint_reported"
 
@@ -139,10 +142,16 @@ class DeviceCheck:
         stack = traceback_stack(tb)
         if devices is None or getattr(error, REPORTED, False) or not stack:
             return
-        message = (
-            f"an operation mixed tensors on {' and '.join(devices)}: put every operand on the same device "
-            f"(`{type(error).__name__}: {str(error).splitlines()[0]}`)"
-        )
+        if "to numpy" in str(error):
+            message = (
+                f"a tensor on {devices[0]} was converted to numpy, which needs it on the CPU: call `.cpu()` "
+                f"first (`{type(error).__name__}: {str(error).splitlines()[0]}`)"
+            )
+        else:
+            message = (
+                f"an operation mixed tensors on {' and '.join(devices)}: put every operand on the same device "
+                f"(`{type(error).__name__}: {str(error).splitlines()[0]}`)"
+            )
         self._add(Event("TL101", stack, message, {"devices": list(devices), "error": str(error).splitlines()[0]}))
 
     def _add(self, event: Event) -> None:

@@ -58,8 +58,10 @@ class Probe:
         self.samplers = SamplerCheck(self.loop, guard)
         self.timing = TimingCheck(guard) if recorder.cuda else None
         self.cuda_memory = CudaMemoryCheck() if recorder.cuda else None
-        self.loader_wait = LoaderWaitCheck(guard, torch.cuda.is_initialized) if recorder.cuda else None
-        self.ddp = DdpDeviceCheck(guard) if recorder.cuda else None
+        # Loader waits are GPU speed and DDP placement needs several GPUs: not simulated.
+        real_gpu = recorder.cuda and not recorder.simulated
+        self.loader_wait = LoaderWaitCheck(guard, torch.cuda.is_initialized) if real_gpu else None
+        self.ddp = DdpDeviceCheck(guard) if real_gpu else None
         recorder.checks.extend([self.grads, self.graphs, self.evals, self.views, self.devices])
         recorder.checks.extend([self.amp, self.clears, self.schedulers, self.clips, self.modes, self.samplers])
         recorder.checks.extend(c for c in (self.timing, self.cuda_memory, self.loader_wait, self.ddp) if c is not None)

@@ -1,7 +1,8 @@
 """The probe's JSON report: `{"version", "scripts": [...]}`; per script `path`,
 `returncode`, `timed_out`, `steps`, `memory` (per-step samples), `outcome` (how the run
-ended), `failure` (what the script's own failure was, or null) and `findings`, each with
-`code`, `status`, `filename`, `line`, `message` and `evidence`."""
+ended), `failure` (what the script's own failure was, or null), `simulated` (CUDA was
+simulated) and `findings`, each with `code`, `status`, `filename`, `line`, `message`,
+`evidence`, and `"simulated": true` when seen on simulated CUDA."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ def script_dict(script: ScriptResult) -> dict[str, Any]:
         "findings": [f.to_dict() for f in script.findings],
         "stopped": script.stopped,
         "cuda": script.cuda,
+        "simulated": script.simulated,
+        "unsupported": list(script.unsupported),
         "duration": round(script.duration, 3),
         "max_steps": script.max_steps,
         "timeout": script.timeout,

@@ -17,9 +17,9 @@ def _case(suite: ET.Element, script: ScriptResult) -> tuple[bool, bool]:
     )
     failing = [f for f in script.findings if f.status in FAILING]
     if failing:
-        summary = ", ".join(f"{f.code} {f.status.value} at line {f.line}" for f in failing)
+        summary = ", ".join(f"{f.code} {f.label} at line {f.line}" for f in failing)
         failure = ET.SubElement(case, "failure", message=summary, type="torchlint")
-        failure.text = "\n".join(f"{f.filename}:{f.line}: {f.code} [{f.name}] {f.status.value}: {f.evidence.get('runtime_message', f.message)}" for f in failing)
+        failure.text = "\n".join(f"{f.filename}:{f.line}: {f.code} [{f.name}] {f.label}: {f.evidence.get('runtime_message', f.message)}" for f in failing)
     ending = script.ending
     errored = not failing and (script.timed_out or ending.failed)
     if errored:

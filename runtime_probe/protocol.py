@@ -131,6 +131,10 @@ class ChildSettings:
     max_steps: int
     # Lines of static findings in the script: the child records which of them ran.
     lines: tuple[int, ...] = ()
+    # "simulated" always simulates CUDA; "auto" does when the script asks for CUDA and
+    # there is none (runtime_probe/simcuda).
+    device: str = "auto"
+    simulated_memory: int = 80 * (1 << 30)
 
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self)), encoding="utf-8")
@@ -143,6 +147,8 @@ class ChildSettings:
             out_dir=data["out_dir"],
             max_steps=int(data["max_steps"]),
             lines=tuple(int(n) for n in data.get("lines", ())),
+            device=str(data.get("device", "auto")),
+            simulated_memory=int(data.get("simulated_memory", 80 * (1 << 30))),
         )
 
 
@@ -225,6 +231,11 @@ class RankReport:
     exit_code: int | None = None
     crash: Crash | None = None
     probe_errors: tuple[str, ...] = ()
+    # CUDA was simulated (runtime_probe/simcuda); what the simulation could not do, and
+    # the operators that mixed devices under a device rule it does not know.
+    simulated: bool = False
+    unsupported: tuple[str, ...] = ()
+    unverified: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -246,6 +257,9 @@ class RankReport:
             exit_code=data.get("exit_code"),
             crash=Crash(**crash) if crash else None,
             probe_errors=tuple(data.get("probe_errors", ())),
+            simulated=bool(data.get("simulated", False)),
+            unsupported=tuple(data.get("unsupported", ())),
+            unverified=tuple(data.get("unverified", ())),
         )
 
 

@@ -4,6 +4,7 @@ the end, on SIGTERM, and every few seconds in between (a hard kill keeps the las
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -40,6 +41,12 @@ class Recorder:
         self.stopped: str | None = None
         self.exit_code: int | None = None
         self.crash: Crash | None = None
+        # Set when CUDA is simulated: the simulator's lists of what it could not do, and
+        # how C++ messages naming its backend read in CUDA's words.
+        self.simulated = False
+        self.unsupported: list[str] = []
+        self.unverified: list[str] = []
+        self.clean_message: Callable[[str], str] = str
         self._last_flush = time.monotonic()
 
     def guard(self, func: F) -> F:
@@ -73,6 +80,8 @@ class Recorder:
                 events.extend(check.events(final))
             except Exception as exc:  # noqa: BLE001
                 self.errors.append(f"{type(check).__name__}.events: {type(exc).__name__}: {exc}")
+        if self.simulated:
+            events = [_cleaned(e, self.clean_message) for e in events]
         return RankReport(
             rank=self.rank,
             pid=os.getpid(),
@@ -85,11 +94,21 @@ class Recorder:
             exit_code=self.exit_code,
             crash=self.crash,
             probe_errors=tuple(self.errors),
+            simulated=self.simulated,
+            unsupported=tuple(self.unsupported),
+            unverified=tuple(self.unverified),
         )
 
     def write(self, final: bool) -> None:
         path = report_path(self.settings.out_dir, self.rank)
         write_atomically(path, json.dumps(self.report(final).to_dict()))
+
+
+def _cleaned(event: Event, clean: Callable[[str], str]) -> Event:
+    evidence = {k: clean(v) if isinstance(v, str) else v for k, v in event.evidence.items()}
+    if isinstance(evidence.get("devices"), list):
+        evidence["devices"] = [clean(d) if isinstance(d, str) else d for d in evidence["devices"]]
+    return dataclasses.replace(event, message=clean(event.message), evidence=evidence)
 
 
 _statm: int | None = None

@@ -35,6 +35,7 @@ class RunSpec:
     nproc_per_node: int = 1
     lines: tuple[int, ...] = ()
     cwd: Path | None = None
+    simulated_memory: int = 80 * (1 << 30)
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ def _environment(spec: RunSpec, settings_file: Path) -> dict[str, str]:
     env.update(spec.env)
     env[SETTINGS_ENV] = str(settings_file)
     env.setdefault("PYTHONUNBUFFERED", "1")
-    if spec.device == "cpu":
+    if spec.device in ("cpu", "simulated"):
         env["CUDA_VISIBLE_DEVICES"] = ""
     return env
 
@@ -120,7 +121,9 @@ def run(spec: RunSpec) -> RunOutcome:
         out_dir = folder / "out"
         out_dir.mkdir()
         settings_file = folder / "settings.json"
-        ChildSettings(str(spec.script), str(out_dir), spec.max_steps, spec.lines).save(settings_file)
+        ChildSettings(str(spec.script), str(out_dir), spec.max_steps, spec.lines, spec.device, spec.simulated_memory).save(
+            settings_file
+        )
         argv = command(spec)
         log = folder / "output.log"
         started = time.monotonic()

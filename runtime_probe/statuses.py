@@ -26,6 +26,9 @@ class Status(str, Enum):
     FOUND = "found"
     # A static finding of a rule that the probe has no runtime check for.
     UNCHECKED = "unchecked"
+    # Simulated CUDA could not stand in for the GPU (an operator without a CPU kernel,
+    # torch.compile, CUDA graphs, NCCL): neither a finding nor a pass.
+    INCONCLUSIVE = "inconclusive"
 
 
 FAILING = (Status.CONFIRMED, Status.FOUND)
@@ -33,11 +36,12 @@ FAILING = (Status.CONFIRMED, Status.FOUND)
 
 @dataclass(frozen=True)
 class RuntimeCheck:
-    """How the probe checks a static rule: the event code that confirms it, and whether
-    the check can only happen on a CUDA device."""
+    """How the probe checks a static rule: the event code that confirms it, whether the
+    check can only happen on a CUDA device, and whether simulated CUDA can answer it."""
 
     event: str
     needs_cuda: bool = False
+    simulated: bool = True
 
 
 CHECKS = {
@@ -55,8 +59,8 @@ CHECKS = {
     "TL012": RuntimeCheck("TL101", needs_cuda=True),
     "TL013": RuntimeCheck("TL013"),
     "TL014": RuntimeCheck("TL014"),
-    "TL016": RuntimeCheck("TL016", needs_cuda=True),
-    "TL017": RuntimeCheck("TL017", needs_cuda=True),
+    "TL016": RuntimeCheck("TL016", needs_cuda=True, simulated=False),
+    "TL017": RuntimeCheck("TL017", needs_cuda=True, simulated=False),
 }
 
 
@@ -70,6 +74,15 @@ class ProbedFinding:
     message: str
     evidence: dict[str, Any] = field(default_factory=dict, compare=False)
     ranks: tuple[int, ...] = ()
+    # Seen on simulated CUDA, not on a GPU.
+    simulated: bool = False
+
+    @property
+    def label(self) -> str:
+        """The status as reports show it: `confirmed (simulated CUDA)` under simulation."""
+        if self.simulated and self.status in FAILING:
+            return f"{self.status.value} (simulated CUDA)"
+        return self.status.value
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -83,6 +96,8 @@ class ProbedFinding:
         }
         if len(self.ranks) > 1 or any(self.ranks):
             data["ranks"] = list(self.ranks)
+        if self.simulated:
+            data["simulated"] = True
         return data
 
 
@@ -173,7 +188,8 @@ def assign(
     merged = _merge(reports)
     reached = {line for report in reports for line in report.reached}
     cuda = any(report.cuda for report in reports)
-    results = [_status(f, merged, reached, cuda, script, tree, ending) for f in static]
+    simulation = _Simulation.of(reports)
+    results = [_status(f, merged, reached, cuda, simulation, script, tree, ending) for f in static]
     for item in merged:
         if not (item.used or item.event.benign or item.event.weak):
             event = item.event
@@ -187,9 +203,34 @@ def assign(
                     message=event.message,
                     evidence=event.evidence,
                     ranks=tuple(sorted(item.ranks)),
+                    simulated=simulation.active,
                 )
             )
     return sorted(results, key=lambda p: (p.filename, p.line, p.code))
+
+
+@dataclass(frozen=True)
+class _Simulation:
+    """Whether the script ran on simulated CUDA, and what the simulation could not do."""
+
+    active: bool = False
+    unsupported: tuple[str, ...] = ()
+    unverified: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, reports: Sequence[RankReport]) -> _Simulation:
+        return cls(
+            any(r.simulated for r in reports),
+            tuple(dict.fromkeys(reason for r in reports for reason in r.unsupported)),
+            tuple(dict.fromkeys(op for r in reports for op in r.unverified)),
+        )
+
+    def limits(self, check: RuntimeCheck) -> list[str]:
+        """Why this check's silence proves nothing on this simulated run."""
+        reasons = list(self.unsupported)
+        if check.event == "TL101" and self.unverified:
+            reasons.append(f"devices were mixed in {', '.join(self.unverified[:3])}, whose CUDA device rule is not simulated")
+        return reasons
 
 
 def _status(
@@ -197,13 +238,22 @@ def _status(
     merged: list[_Merged],
     reached: set[int],
     cuda: bool,
+    simulation: _Simulation,
     script: str,
     tree: ast.Module | None,
     ending: Ending | None,
 ) -> ProbedFinding:
     def result(status: Status, evidence: dict[str, Any], ranks: Iterable[int] = ()) -> ProbedFinding:
         return ProbedFinding(
-            finding.code, finding.name, status, finding.filename, finding.line, finding.message, evidence, tuple(ranks)
+            finding.code,
+            finding.name,
+            status,
+            finding.filename,
+            finding.line,
+            finding.message,
+            evidence,
+            tuple(ranks),
+            simulation.active and status is not Status.UNCHECKED,
         )
 
     check = CHECKS.get(finding.code)
@@ -211,6 +261,8 @@ def _status(
         return result(Status.UNCHECKED, {})
     if check.needs_cuda and not cuda:
         return result(Status.NEEDS_GPU, {"reason": "this check needs a CUDA device and none was present"})
+    if check.needs_cuda and simulation.active and not check.simulated:
+        return result(Status.NEEDS_GPU, {"reason": "simulated CUDA cannot answer this check: it needs a real GPU"})
     fits = {id(m): _match(finding, script, m.event, tree) for m in merged if m.event.code == check.event}
     related = sorted((m for m in merged if fits.get(id(m))), key=lambda m: -fits[id(m)])
     confirming = [m for m in related if not m.event.benign]
@@ -220,6 +272,9 @@ def _status(
         first = confirming[0].event
         evidence = {"runtime_code": first.code, "runtime_message": first.message, **first.evidence}
         return result(Status.CONFIRMED, evidence, sorted({r for m in confirming for r in m.ranks}))
+    limits = simulation.limits(check) if simulation.active else []
+    if limits:
+        return result(Status.INCONCLUSIVE, {"reason": "; ".join(limits), "unsupported": limits})
     if finding.line in reached:
         evidence = {"runtime_message": related[0].event.message} if related else {}
         return result(Status.NOT_REPRODUCED, evidence)

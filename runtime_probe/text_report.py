@@ -30,7 +30,7 @@ def _how_it_ran(script: ScriptResult) -> str:
     if len(script.ranks) > 1:
         parts.append(f"{len(script.ranks)} ranks")
     parts.append(f"{script.duration:.1f} s")
-    parts.append("CUDA" if script.cuda else "no CUDA")
+    parts.append("simulated CUDA" if script.simulated else "CUDA" if script.cuda else "no CUDA")
     return ", ".join(parts)
 
 
@@ -50,7 +50,9 @@ def _detail(finding: ProbedFinding, script: ScriptResult) -> str:
     if finding.status in (Status.NOT_REACHED, Status.FAILED):
         return f"its line never ran: {script.ending.why_not_reached()}"
     if finding.status is Status.NEEDS_GPU:
-        return "this check needs a CUDA device and none was present"
+        return str(finding.evidence.get("reason", "this check needs a CUDA device and none was present"))
+    if finding.status is Status.INCONCLUSIVE:
+        return f"simulated CUDA could not stand in for the GPU: {finding.evidence.get('reason', '')}"
     return "the probe has no runtime check for this rule"
 
 
@@ -80,7 +82,7 @@ def render_script(script: ScriptResult) -> str:
     lines = [f"{script.path}: {_how_it_ran(script)}"]
     for finding in script.findings:
         ranks = f" (ranks {', '.join(map(str, finding.ranks))})" if len(finding.ranks) > 1 else ""
-        lines.append(f"  {finding.filename}:{finding.line}: {finding.code} [{finding.name}] {finding.status.value}{ranks}")
+        lines.append(f"  {finding.filename}:{finding.line}: {finding.code} [{finding.name}] {finding.label}{ranks}")
         lines.append(f"  {INDENT}{_detail(finding, script)}")
     if not script.findings:
         lines.append(f"  nothing found: {script.ending.failure()}" if script.ending.failed else "  nothing found")
@@ -112,6 +114,12 @@ def render_summary(result: ProbeResult) -> str:
     if any(not s.cuda for s in result.scripts):
         lines.append(
             "No CUDA device: the TL002 timing, TL016 and TL017 checks, TL104 and CUDA memory statistics did not run."
+        )
+    simulated = [s.path for s in result.scripts if s.simulated]
+    if simulated:
+        lines.append(
+            f"Simulated CUDA (no GPU) for {', '.join(simulated)}: what it confirmed is labelled so, memory figures are "
+            "estimates, and TL016 and TL017 need a real GPU."
         )
     return "\n".join(lines) + "\n"
 

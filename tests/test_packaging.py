@@ -78,6 +78,7 @@ def test_wheel_file_list(wheel: Path) -> None:
         for source in (REPO / folder).rglob("*.py"):
             assert f"{package}/{source.relative_to(REPO / folder).as_posix()}" in names
     assert "torchlint/runtime_probe/__init__.py" in names
+    assert "torchlint/runtime_probe/simcuda/allocator.py" in names  # simulated CUDA ships in the wheel
     assert "torchlint/report/json.py" in names
     assert not any(name.startswith(("rules/", "runtime_probe/", "tests/", "fixtures/")) for name in names)
 

@@ -193,7 +193,7 @@ _TOP_KEYS = {
 }
 _PROBE_KEYS = {"max-steps", "timeout", "device", "scripts"}
 _SCRIPT_KEYS = {"args", "env", "timeout", "max-steps"}
-DEVICES = ("auto", "cuda", "cpu")
+DEVICES = ("auto", "cuda", "cpu", "simulated")
 
 
 def find_config_file(start: Path) -> Path | None:

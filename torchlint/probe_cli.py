@@ -4,6 +4,7 @@ reuses are imported when called, so that neither module needs the other to load 
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import sys
 from pathlib import Path
@@ -56,12 +57,25 @@ def _require_torch(device: str) -> None:
             fail("--device cuda: no CUDA device is available here")
 
 
+def _memory_size(text: str | None) -> int | None:
+    from torchlint.cli import fail
+    from torchlint.runtime_probe.simcuda import parse_size
+
+    if text is None:
+        return None
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        fail(f"--simulated-memory: {exc}")
+
+
 def _probe(
     paths: tuple[str, ...],
     probe_all: bool,
     max_steps: int | None,
     timeout: float | None,
     device: str | None,
+    simulated_memory: str | None,
     nproc_per_node: int,
     report: str | None,
     junit: str | None,
@@ -89,6 +103,7 @@ def _probe(
         fail(str(exc))
     _require_torch(device or config.probe.device)
     options = ProbeOptions(max_steps, timeout, device, nproc_per_node, script_args, probe_all)
+    options = dataclasses.replace(options, simulated_memory=_memory_size(simulated_memory))
     cwd = Path.cwd()
     try:
         chosen = plan(targets, config, options, cwd)
@@ -150,7 +165,17 @@ _OPTIONS = (
     click.option("--all", "probe_all", is_flag=True, help="Probe every runnable script, not only those with static findings."),
     click.option("--max-steps", type=click.IntRange(min=1), help="Stop each script after N optimizer steps (default 20)."),
     click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per script before it is killed (default 300)."),
-    click.option("--device", type=click.Choice(DEVICES), help="auto: whatever the script uses; cpu: hide GPUs; cuda: require one."),
+    click.option(
+        "--device",
+        type=click.Choice(DEVICES),
+        help="auto: a GPU if there is one, else simulated CUDA for scripts that ask for CUDA; cpu: hide GPUs; "
+        "cuda: require one; simulated: always simulate CUDA on the CPU.",
+    ),
+    click.option(
+        "--simulated-memory",
+        metavar="SIZE",
+        help="Memory of the simulated CUDA device, such as 24GiB (default 80GiB).",
+    ),
     click.option("--nproc-per-node", type=click.IntRange(min=1), default=1, show_default=True, help="Launch through torchrun with N ranks."),
     click.option("--report", type=click.Path(dir_okay=False), help="Write the JSON report to FILE."),
     click.option("--junit", type=click.Path(dir_okay=False), help="Write JUnit XML to FILE, one test case per script."),

@@ -1,0 +1,131 @@
+"""Slowdown of simulated CUDA: the same training loops run as plain CPU code and on
+simulated CUDA (allocator model included), side by side in one run, one intra-op thread.
+
+    .venv/bin/python bench/simcuda_slowdown.py [--steps 30] [--repeats 3]
+
+Prints milliseconds per step (the best of the repeats) and the ratio per loop, in CPU
+time of the process (all its threads: autograd runs a simulated device's backward on a
+thread of its own) and in wall time, which on a loaded machine also holds the waits for
+that thread to be scheduled. The target is a ratio of at most 3 on a training loop."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from typing import Any, Callable
+
+LOOPS = ("tiny_mlp", "small_cnn", "transformer_bf16", "wide_mlp")
+
+
+def _loop(name: str, device: str) -> Callable[[], Any]:
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    torch.manual_seed(0)
+    autocast_device = "cuda" if device == "cuda" else "cpu"
+    amp: Any = None
+    if name == "tiny_mlp":
+        model: nn.Module = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10))
+        x, y, loss_fn = torch.randn(32, 64), torch.randint(0, 10, (32,)), F.cross_entropy
+        make_optimizer: Callable[..., torch.optim.Optimizer] = torch.optim.Adam
+    elif name == "small_cnn":
+        model = nn.Sequential(
+            nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(32 * 8 * 8, 10),
+        )
+        x, y, loss_fn = torch.randn(32, 3, 32, 32), torch.randint(0, 10, (32,)), F.cross_entropy
+        make_optimizer = lambda p: torch.optim.SGD(p, lr=0.01, momentum=0.9)  # noqa: E731
+    elif name == "transformer_bf16":
+
+        class TinyLM(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.embed = nn.Embedding(64, 64)
+                layer = nn.TransformerEncoderLayer(64, 4, 128, batch_first=True)
+                self.blocks = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+                self.out = nn.Linear(64, 64)
+
+            def forward(self, idx: torch.Tensor) -> torch.Tensor:
+                return self.out(self.blocks(self.embed(idx))).flatten(0, 1)
+
+        model, amp = TinyLM(), torch.bfloat16
+        x, y, loss_fn = torch.randint(0, 64, (8, 32)), torch.randint(0, 64, (8 * 32,)), F.cross_entropy
+        make_optimizer = torch.optim.AdamW
+    else:
+        model = nn.Sequential(nn.Linear(1024, 4096), nn.GELU(), nn.Linear(4096, 1024))
+        x, y, loss_fn = torch.randn(256, 1024), torch.randn(256, 1024), F.mse_loss
+        make_optimizer = torch.optim.AdamW
+    model = model.to(device)
+    optimizer = make_optimizer(model.parameters())
+    x, y = x.to(device), y.to(device)
+
+    def step() -> Any:
+        with torch.autocast(autocast_device, dtype=amp, enabled=amp is not None):
+            loss = loss_fn(model(x), y)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return step
+
+
+def worker(device: str, steps: int) -> dict[str, float]:
+    """Per loop, "<loop>" CPU ms per step and "<loop>/wall" wall ms per step."""
+    import torch
+
+    torch.set_num_threads(1)
+    timings = {}
+    for name in LOOPS:
+        step = _loop(name, device)
+        for _ in range(3):
+            step()
+        cpu, wall = time.process_time(), time.perf_counter()
+        for _ in range(steps):
+            loss = step()
+        loss.item()
+        timings[name] = (time.process_time() - cpu) / steps * 1000
+        timings[f"{name}/wall"] = (time.perf_counter() - wall) / steps * 1000
+    return timings
+
+
+def _run(device: str, steps: int) -> dict[str, float]:
+    prefix = ["-m", "torchlint.runtime_probe.simcuda"] if device == "cuda" else []
+    proc = subprocess.run(
+        [sys.executable, "-W", "ignore", *prefix, __file__, "--worker", device, "--steps", str(steps)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--worker", choices=("cpu", "cuda"))
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(worker(args.worker, args.steps)))
+        return
+    best: dict[str, dict[str, float]] = {"cpu": {}, "cuda": {}}
+    for _ in range(args.repeats):
+        for device in ("cpu", "cuda"):  # alternated, so that load on the machine hits both
+            for name, ms in _run(device, args.steps).items():
+                best[device][name] = min(best[device].get(name, float("inf")), ms)
+    print(f"{'loop':<18} {'plain CPU ms/step':>18} {'simulated ms/step':>18} {'slowdown':>9} {'wall slowdown':>14}")
+    for name in LOOPS:
+        cpu, sim = best["cpu"][name], best["cuda"][name]
+        wall = best["cuda"][f"{name}/wall"] / best["cpu"][f"{name}/wall"]
+        print(f"{name:<18} {cpu:>18.2f} {sim:>18.2f} {sim / cpu:>8.2f}x {wall:>13.2f}x")
+    ratios = {key: round(best["cuda"][key] / best["cpu"][key], 2) for key in best["cpu"]}
+    print("SIMCUDA_SLOWDOWN " + json.dumps(ratios))
+
+
+if __name__ == "__main__":
+    main()
