@@ -564,6 +564,11 @@ def is_grad_free_call(expr: cst.BaseExpression, imps: Imports) -> bool:
     return bool(_GRAD_FREE_NAME.search(short))
 
 
+def says_grad_free(short_name: str) -> bool:
+    """A context manager's or decorator's own name says it turns gradients off."""
+    return short_name != "enable_grad" and bool(_GRAD_FREE_NAME.search(short_name))
+
+
 def grad_free_decorated(func: cst.FunctionDef, imps: Imports) -> bool:
     return any(is_grad_free_call(d.decorator, imps) for d in func.decorators)
 
@@ -607,6 +612,11 @@ _NOT_OPTIMIZER_WORDS = frozenset(
 )
 _CLEAR_HELPER = re.compile(r"(?i)(zero_?grads?|clear_?grads?|reset_?grads?|grads?_to_none|set_grads?_none)")
 _NAME_TOKENS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def says_clear_helper(name: str | None) -> bool:
+    """A helper named like `zero_grads`, `clear_grad`, `set_grads_none`."""
+    return bool(name) and _CLEAR_HELPER.search(name or "") is not None
 
 
 def name_tokens(name: str) -> list[str]:

@@ -16,7 +16,7 @@ import threading
 import traceback
 import warnings
 from contextlib import contextmanager
-from typing import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 import libcst as cst
 
@@ -31,6 +31,9 @@ from torchlint.finding import (
 from torchlint.positions import node_positions
 from torchlint.rule import FileContext, FixSpec, Report, Rule
 from torchlint.suppression import parse_suppressions
+
+if TYPE_CHECKING:
+    from torchlint.project import ProjectView
 
 
 class ParseFailure(Exception):
@@ -234,8 +237,25 @@ def one_line(text: str, limit: int = 200) -> str:
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
-def check_source(source: str, filename: str, rules: Sequence[Rule]) -> list[Finding]:
-    """Check one file's text with `rules`; never raises for any input."""
+def summarize_source(source: str) -> dict[str, Any] | None:
+    """The summary that other files of a project see of this module (see
+    `torchlint.rules._summaries`); None when Python cannot parse it."""
+    from torchlint.rules._summaries import summarize
+
+    try:
+        with INTERPRETER_LOCK, warnings.catch_warnings(), recursion_limit(GUARD_RECURSION_LIMIT):
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+            return summarize(tree)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def check_source(
+    source: str, filename: str, rules: Sequence[Rule], project: ProjectView | None = None
+) -> list[Finding]:
+    """Check one file's text with `rules`; never raises for any input. `project` resolves
+    its imports of the project's other modules (and records which summaries it used)."""
     active = triggered_rules(source, rules)
     if not active:
         return []
@@ -245,7 +265,7 @@ def check_source(source: str, filename: str, rules: Sequence[Rule]) -> list[Find
         except ParseFailure as failure:
             return [parse_error(filename, failure.line, failure.column, failure.reason)]
         with recursion_limit(TREE_RECURSION_LIMIT):
-            findings = _run_rules(FileContext(filename, source, module), active)
+            findings = _run_rules(FileContext(filename, source, module, project), active)
     suppressions = parse_suppressions(source)
     kept = [
         f
