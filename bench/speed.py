@@ -8,12 +8,18 @@ In one run, on the files torchlint itself discovers under PATH (default settings
 - `torchlint check --no-cache --jobs 1`;
 - `torchlint check --no-cache` (all cores);
 - a cached re-run: `torchlint check` once to fill a fresh cache, then timed again;
+- re-runs after editing the module that most other files import (found with the project
+  model): adding a function (a new summary entry that no other file uses), and adding a
+  `torch.cuda.synchronize()` to its first function (an entry that the files which looked
+  it up depend on); each from a freshly filled cache, with the number of files checked
+  again;
 - `torchfix` (all cores and `-j 1`) and `fixit lint`, where installed (they are not
   dependencies of torchlint; they pin older LibCST releases, so install them in another
   virtual environment and pass `--tools-venv DIR`: a bare parse loop with that
   environment's LibCST is then measured too, to compare them with their own parser).
 
-Each runs in a fresh process from a scratch working folder (so the cache lands there).
+Each runs in a fresh process from a scratch working folder (so the cache lands there),
+on a copy of PATH made there (so that the edits never touch PATH).
 Reported per run: wall time, CPU time of the process tree, files/s and lines/s, peak
 memory of the process tree (RSS summed over its processes, and PSS, which counts pages
 that forked workers share only once), and the ratios of wall and CPU time to the bare
@@ -33,8 +39,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 BARE_PARSE = """
 import sys, libcst
@@ -122,16 +130,22 @@ def measure(name: str, argv: list[str], cwd: Path) -> Run:
     return Run(name, " ".join(argv), wall, cpu, memory.peak_rss / 2**20, memory.peak_pss / 2**20, process.returncode)
 
 
-def measure_all(commands: list[tuple[str, list[str]]], cwd: Path, repeat: int) -> list[Run]:
+Prepare = Callable[[], None]
+
+
+def measure_all(commands: list[tuple[str, list[str], Prepare | None]], cwd: Path, repeat: int) -> list[Run]:
     """Each command `repeat` times, in interleaved rounds so that changing load on the
-    machine weighs on all alike; per command, the run with the least wall time."""
+    machine weighs on all alike; per command, the run with the least wall time. A
+    command's `prepare` runs (untimed) before each of its runs."""
     best: dict[str, Run] = {}
     for _ in range(repeat):
-        for name, argv in commands:
+        for name, argv, prepare in commands:
+            if prepare is not None:
+                prepare()
             run = measure(name, argv, cwd)
             if name not in best or run.wall < best[name].wall:
                 best[name] = run
-    return [best[name] for name, _ in commands]
+    return [best[name] for name, _, _ in commands]
 
 
 def discover(paths: list[str]) -> list[Path]:
@@ -151,9 +165,6 @@ def main() -> None:
     parser.add_argument("--no-tools", action="store_true", help="do not run torchfix or fixit")
     args = parser.parse_args()
 
-    files = discover(args.paths)
-    lines = sum(path.read_bytes().count(b"\n") for path in files)
-    targets = [str(Path(p).resolve()) for p in args.paths]
     python = sys.executable
     torchlint = [python, "-m", "torchlint", "check", "--isolated", "--exit-zero", "-q"]
     all_cores = ["--jobs", str(args.jobs)] if args.jobs else []
@@ -161,19 +172,108 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="torchlint-bench-") as scratch:
         work = Path(scratch)
+        targets = []
+        for i, path in enumerate(Path(p).resolve() for p in args.paths):
+            copy = work / "tree" / str(i) / path.name
+            if path.is_dir():
+                shutil.copytree(path, copy, symlinks=True)
+            else:
+                copy.parent.mkdir(parents=True)
+                shutil.copy2(path, copy)
+            targets.append(str(copy))
+        files = discover(targets)
+        lines = sum(path.read_bytes().count(b"\n") for path in files)
         listing = work / "files.txt"
         listing.write_text("\n".join(str(f) for f in files), encoding="utf-8")
         measure("(filling the cache)", [*torchlint, *all_cores, *targets], work)
-        commands = [
-            ("bare `libcst.parse_module` loop", [python, "-c", BARE_PARSE, str(listing)]),
-            ("torchlint --no-cache --jobs 1", [*torchlint, "--no-cache", "--jobs", "1", *targets]),
-            (f"torchlint --no-cache ({cpus} jobs)", [*torchlint, "--no-cache", *all_cores, *targets]),
-            ("torchlint, cached re-run", [*torchlint, *all_cores, *targets]),
+        hub, importers = most_imported(files)
+        original = hub.read_bytes()
+
+        def edited(change: Callable[[str], str]) -> Prepare:
+            def prepare() -> None:
+                hub.write_bytes(original)
+                measure("(filling the cache)", [*torchlint, *all_cores, *targets], work)
+                hub.write_text(change(original.decode("utf-8")), encoding="utf-8")
+
+            return prepare
+
+        cached = [*torchlint, *all_cores, *targets]
+        commands: list[tuple[str, list[str], Prepare | None]] = [
+            ("bare `libcst.parse_module` loop", [python, "-c", BARE_PARSE, str(listing)], None),
+            ("torchlint --no-cache --jobs 1", [*torchlint, "--no-cache", "--jobs", "1", *targets], None),
+            (f"torchlint --no-cache ({cpus} jobs)", [*torchlint, "--no-cache", *all_cores, *targets], None),
+            ("torchlint, cached re-run", cached, lambda: hub.write_bytes(original)),
+            ("cached, after adding a function to the most imported module", cached, edited(add_function)),
+            ("cached, after changing what its first function does", cached, edited(add_synchronize)),
         ]
         if not args.no_tools:
-            commands.extend(external_tools(targets, listing, args.tools_venv))
+            commands.extend((name, argv, None) for name, argv in external_tools(targets, listing, args.tools_venv))
         runs = measure_all(commands, work, args.repeat)
+        hub.write_bytes(original)
+        name = hub.relative_to(work / "tree")
+        print(f"\nmost imported module: {name}, imported by {importers} of the other files")
+        for change in (add_function, add_synchronize):
+            hub.write_bytes(original)
+            rechecked(targets, work, change, hub)
     report(runs, len(files), lines)
+
+
+def most_imported(files: list[Path]) -> tuple[Path, int]:
+    """The module that the most other files import, by the project model's resolution."""
+    from torchlint import api
+    from torchlint.project import Project
+
+    project = Project(api.summarize_text)
+    importers: Counter[Path] = Counter()
+    for path in files:
+        summary = project.summary(path) or {}
+        module = project.module_of(path)
+        found: set[Path] = set()
+        for written in summary.get("imports", {}).values():
+            name = module.absolute(written)
+            parts = name.split(".") if name else []
+            for cut in range(len(parts), 0, -1):
+                ref = project.find_module(".".join(parts[:cut]), module.search)
+                if ref is not None:
+                    found.add(ref.path)
+                    break
+        importers.update(found - {path})
+    hub, count = importers.most_common(1)[0]
+    return hub, count
+
+
+def add_function(text: str) -> str:
+    return text + "\n\ndef _torchlint_bench_edit():\n    return None\n"
+
+
+def add_synchronize(text: str) -> str:
+    """`torch.cuda.synchronize()` as the first statement of the module's first function."""
+    import ast
+
+    tree = ast.parse(text)
+    # The first function or method (breadth first: top-level functions before methods).
+    first = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    body = first.body[0] if first is not None else None
+    if first is None or body is None or body.lineno == first.lineno:
+        return add_function(text)
+    lines = text.splitlines(keepends=True)
+    lines.insert(body.lineno - 1, " " * body.col_offset + "torch.cuda.synchronize()\n")
+    return "".join(lines)
+
+
+def rechecked(targets: list[str], work: Path, change: Callable[[str], str], hub: Path) -> None:
+    """How many files a cached re-run checks again after `change` to `hub`."""
+    from torchlint import api
+    from torchlint.config import Config
+
+    cache = work / ".rechecked-cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    original = hub.read_bytes()
+    api.check_paths(targets, Config(), cwd=work, cache_dir=cache)
+    hub.write_text(change(original.decode("utf-8")), encoding="utf-8")
+    result = api.check_paths(targets, Config(), cwd=work, cache_dir=cache)
+    hub.write_bytes(original)
+    print(f"{change.__name__}: {result.files_checked - result.files_cached} of {result.files_checked} files checked again")
 
 
 def external_tools(targets: list[str], listing: Path, venv: Path | None) -> list[tuple[str, list[str]]]:

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable
 
 import libcst as cst
 
@@ -66,13 +66,30 @@ Summary = dict[str, Any]
 
 
 # ---------------------------------------------------------------------------
-# Building a summary from one module's tree.
+# Building a summary from one module's tree: the import statements first, then one
+# walk over every node (a walk per function and class made summaries cost nearly as
+# much as the LibCST parse they are meant to spare).
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def summarize(tree: ast.Module) -> Summary:
     """The summary of one module (see the module docstring for its shape)."""
+    imports = _imports(tree)
+    own = {node.name for node in tree.body if isinstance(node, (*_DEFS, ast.ClassDef))}
+    walk = _Walk(_Names(imports, own))
+    walk.run(tree)
+    return {"imports": imports, "defs": walk.defs}
+
+
+def _imports(tree: ast.Module) -> dict[str, str]:
+    """Local name -> written target, for the import statements anywhere in the module."""
     imports: dict[str, str] = {}
-    for node in ast.walk(tree):
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -86,19 +103,11 @@ def summarize(tree: ast.Module) -> Summary:
                 if alias.name != "*":
                     sep = "" if base.endswith(".") else "."
                     imports[alias.asname or alias.name] = f"{base}{sep}{alias.name}"
-    own = {
-        node.name
-        for node in tree.body
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-    }
-    names = _Names(imports, own)
-    defs: dict[str, Any] = {}
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            defs[node.name] = _function(node, names, None)
-        elif isinstance(node, ast.ClassDef):
-            defs[node.name] = _class(node, names)
-    return {"imports": imports, "defs": defs}
+        for name in _STATEMENT_LISTS:
+            children = getattr(node, name, None)
+            if children:
+                stack.extend(reversed(children))
+    return imports
 
 
 class _Names:
@@ -165,60 +174,241 @@ def _params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
 
 
-def _function(func: ast.FunctionDef | ast.AsyncFunctionDef, names: _Names, cls: str | None) -> Summary:
-    params = _params(func)
-    effects: set[str] = set()
-    calls: dict[str, None] = {}
-    modes: dict[str, str] = {}
-    returns: dict[str, None] = {}
-    if any(_grad_free(d, names) for d in func.decorator_list):
-        effects.add("grad_free")
-    assigned: dict[str, ast.expr] = {}
-    for node in ast.walk(func):
-        if isinstance(node, ast.Call):
-            _call_effects(node, names, cls, params, effects, calls, modes)
-        elif isinstance(node, (ast.With, ast.AsyncWith)):
-            if any(_grad_free(item.context_expr, names) for item in node.items):
-                effects.add("enters_grad_free")
-        elif isinstance(node, ast.Assign):
-            for target in node.targets:
-                if _is_grad(target):
-                    effects.add("clears_grads")
-                if isinstance(target, ast.Name):
-                    assigned[target.id] = node.value
-        elif isinstance(node, ast.Delete) and any(_is_grad(t) for t in node.targets):
-            effects.add("clears_grads")
-        elif isinstance(node, ast.Constant) and node.value == "CUDA_VISIBLE_DEVICES":
-            effects.add("selects_gpu")
-    for node in _own_nodes(func):
-        if isinstance(node, ast.Return) and node.value is not None:
-            value = node.value
-            if isinstance(value, ast.Name) and value.id in assigned:
-                value = assigned[value.id]
+class _Function:
+    """What one function or method does, gathered during the walk."""
+
+    def __init__(self, func: ast.FunctionDef | ast.AsyncFunctionDef, cls: str | None, names: _Names) -> None:
+        self.cls = cls
+        self.params = _params(func)
+        self.effects: set[str] = set()
+        self.calls: dict[str, None] = {}
+        self.modes: dict[str, str] = {}
+        self.returns: list[ast.expr] = []
+        self.assigned: dict[str, ast.expr] = {}
+        if any(_grad_free(d, names) for d in func.decorator_list):
+            self.effects.add("grad_free")
+
+    def data(self, names: _Names) -> Summary:
+        returns: dict[str, None] = {}
+        for value in self.returns:
+            if isinstance(value, ast.Name) and value.id in self.assigned:
+                value = self.assigned[value.id]
             while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in ("to", "cuda"):
                 value = value.func.value
             if isinstance(value, ast.Call):
-                target = names.written(value.func, cls) or names.qualified(value.func)
+                target = names.written(value.func, self.cls) or names.qualified(value.func)
                 if target:
                     returns[target] = None
-    return {
-        "kind": "function",
-        "params": params,
-        "effects": sorted(effects),
-        "calls": list(calls),
-        "mode_params": modes,
-        "returns": list(returns),
-    }
+        return {
+            "kind": "function",
+            "params": self.params,
+            "effects": sorted(self.effects),
+            "calls": list(self.calls),
+            "mode_params": self.modes,
+            "returns": list(returns),
+        }
 
 
-def _own_nodes(func: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of a function, without those of functions and classes nested in it."""
-    stack = list(ast.iter_child_nodes(func))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
+class _Class:
+    """What one class holds, gathered during the walk."""
+
+    def __init__(self, node: ast.ClassDef) -> None:
+        self.node = node
+        self.methods: dict[str, _Function] = {}
+        self.attrs: dict[str, dict[str, None]] = {}
+        self.uses: dict[str, None] = {}
+        self.dropout_rates: list[ast.expr] = []
+        self.words: list[str] = []
+        self.skipped: set[int] = set()
+        self.init_params: list[str] = []
+        self.defaults: dict[str, Any] = {}
+        init = next((m for m in node.body if isinstance(m, _DEFS) and m.name == "__init__"), None)
+        if init is not None:
+            self.init_params = _params(init)[1:]
+            args = init.args
+            positional = [*args.posonlyargs, *args.args]
+            pairs = [*zip(positional[len(positional) - len(args.defaults) :], args.defaults)]
+            pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+            for arg, default in pairs:
+                self.defaults[arg.arg] = default.value if isinstance(default, ast.Constant) else None
+
+    def data(self, names: _Names) -> Summary:
+        dropout_params = {
+            rate.id: self.defaults.get(rate.id)
+            for rate in self.dropout_rates
+            if isinstance(rate, ast.Name) and rate.id in self.init_params
+        }
+        words = " ".join(w for w in self.words if w not in dropout_params)
+        return {
+            "kind": "class",
+            "bases": [names.written(b, None) or names.qualified(b) for b in self.node.bases],
+            "methods": {name: method.data(names) for name, method in self.methods.items()},
+            "attrs": {attr: list(values) for attr, values in self.attrs.items()},
+            "mode_words": bool(MODE_DEPENDENT.search(words)),
+            "dropout_params": dropout_params,
+            "init_params": self.init_params,
+            "uses": list(self.uses),
+        }
+
+
+class _Walk:
+    """One walk over a module; effects of nested functions count for the functions
+    around them (a closure passed to `optimizer.step(closure)` runs in its caller)."""
+
+    def __init__(self, names: _Names) -> None:
+        self.names = names
+        self.defs: dict[str, Any] = {}
+        self.docstrings: set[int] = set()
+
+    def run(self, tree: ast.Module) -> None:
+        tops: list[tuple[str, _Function | _Class]] = []
+        # (node, functions it runs in, the function whose own body it is, its class)
+        stack: list[tuple[ast.AST, tuple[_Function, ...], _Function | None, _Class | None]] = []
+        for node in reversed(tree.body):
+            stack.append((node, (), None, None))
+        while stack:
+            node, active, own, cls = stack.pop()
+            kind = type(node)
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                assert isinstance(node, _DEFS)
+                if not active and (cls is None or node in cls.node.body):
+                    func = _Function(node, cls.node.name if cls is not None else None, self.names)
+                    if cls is None:
+                        tops.append((node.name, func))
+                    else:
+                        cls.methods[node.name] = func
+                    active, own = (func,), func
+                else:
+                    own = None
+                if cls is not None:
+                    cls.words.append(node.name)
+            elif kind is ast.ClassDef:
+                assert isinstance(node, ast.ClassDef)
+                if not active and cls is None:
+                    cls = _Class(node)
+                    tops.append((node.name, cls))
+                elif cls is not None:
+                    cls.words.append(node.name)
+                own = None
+            elif kind is ast.Lambda:
+                own = None
+            elif kind is ast.Call:
+                assert isinstance(node, ast.Call)
+                self._call(node, active, cls)
+            elif kind is ast.Name:
+                if cls is not None and id(node) not in cls.skipped:
+                    cls.words.append(node.id)  # type: ignore[attr-defined]
+            elif kind is ast.Attribute:
+                if cls is not None and id(node) not in cls.skipped:
+                    cls.words.append(node.attr)  # type: ignore[attr-defined]
+            elif kind is ast.arg or kind is ast.keyword:
+                word = node.arg  # type: ignore[attr-defined]
+                if cls is not None and word:
+                    cls.words.append(word)
+            elif kind is ast.Constant:
+                value = node.value  # type: ignore[attr-defined]
+                if value == "CUDA_VISIBLE_DEVICES":
+                    for func in active:
+                        func.effects.add("selects_gpu")
+                if cls is not None and isinstance(value, str) and id(node) not in self.docstrings:
+                    cls.words.append(value)
+            elif kind is ast.Expr:
+                if isinstance(node.value, ast.Constant):  # type: ignore[attr-defined]
+                    self.docstrings.add(id(node.value))  # type: ignore[attr-defined]
+            elif kind is ast.With or kind is ast.AsyncWith:
+                if any(_grad_free(item.context_expr, self.names) for item in node.items):  # type: ignore[attr-defined]
+                    for func in active:
+                        func.effects.add("enters_grad_free")
+            elif kind is ast.Assign:
+                assert isinstance(node, ast.Assign)
+                self._assign(node, active, cls)
+            elif kind is ast.Delete:
+                if any(_is_grad(t) for t in node.targets):  # type: ignore[attr-defined]
+                    for func in active:
+                        func.effects.add("clears_grads")
+            elif kind is ast.Return:
+                if own is not None and node.value is not None:  # type: ignore[attr-defined]
+                    own.returns.append(node.value)  # type: ignore[attr-defined]
+            for field in node._fields:
+                value = getattr(node, field, None)
+                if type(value) is list:
+                    for item in reversed(value):
+                        if isinstance(item, ast.AST):
+                            stack.append((item, active, own, cls))
+                elif isinstance(value, ast.AST):
+                    stack.append((value, active, own, cls))
+        for name, found in tops:
+            self.defs[name] = found.data(self.names)
+
+    def _assign(self, node: ast.Assign, active: tuple[_Function, ...], cls: _Class | None) -> None:
+        for target in node.targets:
+            if _is_grad(target):
+                for func in active:
+                    func.effects.add("clears_grads")
+            if isinstance(target, ast.Name):
+                for func in active:
+                    func.assigned[target.id] = node.value
+            elif cls is not None and isinstance(target, ast.Attribute) and _dotted(target.value) == "self":
+                values = cls.attrs.setdefault(target.attr, {})
+                if isinstance(node.value, ast.Call):
+                    written = self.names.written(node.value.func, cls.node.name) or self.names.qualified(node.value.func)
+                    if written:
+                        values[written] = None
+
+    def _call(self, call: ast.Call, active: tuple[_Function, ...], cls: _Class | None) -> None:
+        func = call.func
+        if cls is not None:
+            written = self.names.written(func, cls.node.name)
+            if written is not None and not written.startswith("torch.") and not written.startswith(f":{cls.node.name}."):
+                cls.uses[written] = None
+            if _DROPOUT_LAYER.search(_last(func)):
+                rate = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "p"), None)
+                if isinstance(rate, ast.Name):
+                    cls.dropout_rates.append(rate)
+                    cls.skipped.update(id(n) for n in ast.walk(func))
+        if not active:
+            return
+        qualified = self.names.qualified(func)
+        short = qualified.rpartition(".")[2]
+        method = func.attr if isinstance(func, ast.Attribute) else None
+        owner = func.value if isinstance(func, ast.Attribute) else None
+        found: set[str] = set()
+        if method == "zero_grad" or an.says_clear_helper(_last(func)):
+            found.add("clears_grads")
+        elif method in ("zero_", "fill_", "mul_", "detach_") and owner is not None and _is_grad(owner):
+            found.add("clears_grads")
+        elif method == "step" and owner is not None:
+            owner_name = _last(owner)
+            if ("scaler" in owner_name.lower() and call.args) or an.name_says_optimizer(owner_name):
+                found.add("steps")
+        elif method in ("backward", "manual_backward") or qualified == "torch.autograd.backward":
+            found.add("backward")
+        if qualified.endswith("cuda.synchronize") or (method in HOST_READS and not call.args):
+            found.add("syncs")
+        if method in ("to", "cuda"):
+            found.add("moves_device")
+        if short in ("set_device", "set_device_index") or qualified == "torch.cuda.device":
+            found.add("selects_gpu")
+        if short == "init_process_group":
+            found.add("inits_process_group")
+            if any(k.arg == "device_id" for k in call.keywords):
+                found.add("selects_gpu")
+        if short == "DistributedSampler":
+            found.add("distributed_sampler")
+        for function in active:
+            function.effects |= found
+            written = self.names.written(func, function.cls)
+            if written is not None:
+                function.calls[written] = None
+        if method in ("eval", "train") and owner is not None:
+            target = active[0]
+            mode = _mode(call, method, target.params)
+            if mode is not None:
+                for function in active:
+                    function.effects.add("sets_train" if mode == "train" else "sets_eval")
+                owner_name = _dotted(owner)
+                if owner_name in target.params:
+                    target.modes[owner_name] = mode
 
 
 def _grad_free(expr: ast.expr, names: _Names) -> bool:
@@ -228,54 +418,6 @@ def _grad_free(expr: ast.expr, names: _Names) -> bool:
         args = expr.args if isinstance(expr, ast.Call) else []
         return not (args and isinstance(args[0], ast.Constant) and args[0].value is True)
     return an.says_grad_free(short)
-
-
-def _call_effects(
-    call: ast.Call,
-    names: _Names,
-    cls: str | None,
-    params: list[str],
-    effects: set[str],
-    calls: dict[str, None],
-    modes: dict[str, str],
-) -> None:
-    func = call.func
-    qualified = names.qualified(func)
-    short = qualified.rpartition(".")[2]
-    method = func.attr if isinstance(func, ast.Attribute) else None
-    owner = func.value if isinstance(func, ast.Attribute) else None
-    if method == "zero_grad" or an.says_clear_helper(_last(func)):
-        effects.add("clears_grads")
-    elif method in ("zero_", "fill_", "mul_", "detach_") and owner is not None and _is_grad(owner):
-        effects.add("clears_grads")
-    elif method == "step" and owner is not None:
-        owner_name = _last(owner)
-        if ("scaler" in owner_name.lower() and call.args) or an.name_says_optimizer(owner_name):
-            effects.add("steps")
-    elif method in ("backward", "manual_backward") or qualified == "torch.autograd.backward":
-        effects.add("backward")
-    if qualified.endswith("cuda.synchronize") or (method in HOST_READS and not call.args):
-        effects.add("syncs")
-    if method in ("to", "cuda"):
-        effects.add("moves_device")
-    if short in ("set_device", "set_device_index") or qualified == "torch.cuda.device":
-        effects.add("selects_gpu")
-    if short == "init_process_group":
-        effects.add("inits_process_group")
-        if any(k.arg == "device_id" for k in call.keywords):
-            effects.add("selects_gpu")
-    if short == "DistributedSampler":
-        effects.add("distributed_sampler")
-    if method in ("eval", "train") and owner is not None:
-        mode = _mode(call, method, params)
-        if mode is not None:
-            effects.add("sets_train" if mode == "train" else "sets_eval")
-            owner_name = _dotted(owner)
-            if owner_name in params:
-                modes[owner_name] = mode
-    written = names.written(func, cls)
-    if written is not None:
-        calls[written] = None
 
 
 def _mode(call: ast.Call, method: str, params: list[str]) -> str | None:
@@ -289,90 +431,6 @@ def _mode(call: ast.Call, method: str, params: list[str]) -> str | None:
     if isinstance(arg, ast.Name) and arg.id in params:
         return f"flag:{arg.id}"
     return None
-
-
-def _class(node: ast.ClassDef, names: _Names) -> Summary:
-    methods: dict[str, Any] = {}
-    attrs: dict[str, dict[str, None]] = {}
-    init_params: list[str] = []
-    defaults: dict[str, Any] = {}
-    for item in node.body:
-        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            methods[item.name] = _function(item, names, node.name)
-            if item.name == "__init__":
-                init_params = _params(item)[1:]
-                positional = [*item.args.posonlyargs, *item.args.args]
-                for arg, default in zip(positional[len(positional) - len(item.args.defaults) :], item.args.defaults):
-                    defaults[arg.arg] = default.value if isinstance(default, ast.Constant) else None
-                for arg, default in zip(item.args.kwonlyargs, item.args.kw_defaults):
-                    if default is not None:
-                        defaults[arg.arg] = default.value if isinstance(default, ast.Constant) else None
-    uses: dict[str, None] = {}
-    dropout_params: dict[str, Any] = {}
-    skipped: set[int] = set()
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Assign):
-            for target in sub.targets:
-                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                    attrs.setdefault(target.attr, {})
-                    value = sub.value
-                    if isinstance(value, ast.Call):
-                        written = names.written(value.func, node.name) or names.qualified(value.func)
-                        if written:
-                            attrs[target.attr][written] = None
-        if not isinstance(sub, ast.Call):
-            continue
-        written = names.written(sub.func, node.name)
-        if written is not None and not written.startswith("torch.") and not written.startswith(f":{node.name}."):
-            uses[written] = None
-        if _DROPOUT_LAYER.search(_last(sub.func)):
-            rate = sub.args[0] if sub.args else next((k.value for k in sub.keywords if k.arg == "p"), None)
-            if isinstance(rate, ast.Name) and rate.id in init_params:
-                dropout_params[rate.id] = defaults.get(rate.id)
-                skipped.add(id(sub.func))
-                skipped.update(id(n) for n in ast.walk(sub.func))
-    words = [
-        word
-        for word in _identifiers_and_strings(node, skipped)
-        if word not in dropout_params
-    ]
-    return {
-        "kind": "class",
-        "bases": [names.written(b, None) or names.qualified(b) for b in node.bases],
-        "methods": methods,
-        "attrs": {attr: list(values) for attr, values in attrs.items()},
-        "mode_words": bool(MODE_DEPENDENT.search(" ".join(words))),
-        "dropout_params": dropout_params,
-        "init_params": init_params,
-        "uses": list(uses),
-    }
-
-
-def _identifiers_and_strings(node: ast.ClassDef, skipped: set[int]) -> Iterator[str]:
-    """Names, attributes and string literals of a class, without docstrings (a docstring
-    saying "no dropout here" is not a dropout layer), nor the nodes in `skipped`."""
-    docstrings = {
-        id(stmt.value)
-        for sub in ast.walk(node)
-        if isinstance(sub, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-        for stmt in sub.body
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
-    }
-    for sub in ast.walk(node):
-        if id(sub) in skipped:
-            continue
-        if isinstance(sub, ast.Name):
-            yield sub.id
-        elif isinstance(sub, ast.Attribute):
-            yield sub.attr
-        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            yield sub.name
-        elif isinstance(sub, ast.arg):
-            yield sub.arg
-        elif isinstance(sub, ast.keyword) and sub.arg:
-            yield sub.arg
-        elif isinstance(sub, ast.Constant) and isinstance(sub.value, str) and id(sub) not in docstrings:
-            yield sub.value
 
 
 # ---------------------------------------------------------------------------

@@ -61,8 +61,9 @@ class MissingZeroGrad(Rule):
     CODE = "TL001"
     NAME = "missing-zero-grad"
     SUMMARY = "Training loop steps the optimizer but never clears gradients"
-    # Not "backward": a helper of another module may run the backward pass.
-    TRIGGERS = (("step(",),)
+    # Or "opt" instead of "backward": a helper of another module, given the optimizer, may
+    # run the backward pass.
+    TRIGGERS = (("step(",), ("backward", "opt"))
     CONFIRMED_BY = ("TL102",)
 
     VALID = [
@@ -408,11 +409,19 @@ class MissingZeroGrad(Rule):
 
     def _helper_steps(self, ctx: FileContext, reach: _LoopReach) -> Iterator[Report]:
         """A loop whose only training step is a call of a project function (in another
-        module) that back-propagates and steps without clearing the gradients."""
+        module), given the optimizer, that back-propagates and steps without clearing."""
         for loop in reach.idx.nodes(cst.For, cst.While):
-            if reach.events(loop, "steps") or reach.events(loop, "clears") or reach.project_clear(loop):
+            if reach.events(loop, "steps") or reach.events(loop, "clears"):
                 continue
-            for call in reach.direct_calls(loop):
+            # Only a call given the optimizer can step it (and only those are looked up).
+            given = [
+                call
+                for call in reach.direct_calls(loop)
+                if any(an.name_says_optimizer(an.last_name(arg.value)) for arg in call.args)
+            ]
+            if not given or reach.project_clear(loop):
+                continue
+            for call in given:
                 done = sm.call_effects(ctx, call)
                 if {"backward", "steps"} <= done and "clears_grads" not in done and not reach.fresh_gradients(loop):
                     code = ctx.module.code_for_node(call.func)

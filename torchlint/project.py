@@ -153,9 +153,10 @@ class Project:
     # -- files and modules
 
     def search(self, path: Path) -> tuple[Path, ...]:
-        found = self._searches.get(path)
+        """The search path of a file: the same for every file of a folder."""
+        found = self._searches.get(path.parent)
         if found is None:
-            found = self._searches[path] = search_path(path)
+            found = self._searches[path.parent] = search_path(path)
         return found
 
     def module_of(self, path: Path) -> ModuleRef:
