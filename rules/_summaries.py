@@ -34,7 +34,7 @@ named like `zero_grads`), `steps` (an optimizer's or a scaler's `step`), `backwa
 `enters_grad_free` (a `with` of one), `sets_eval` / `sets_train`, `moves_device`
 (`.to()`, `.cuda()`), `selects_gpu` (`torch.cuda.set_device`, `torch.cuda.device(...)`,
 `CUDA_VISIBLE_DEVICES`, `init_process_group(device_id=...)`), `inits_process_group`,
-`distributed_sampler`.
+`distributed_sampler` (builds a `DistributedSampler` that shuffles).
 """
 
 from __future__ import annotations
@@ -56,8 +56,9 @@ MODE_DEPENDENT = re.compile(
     r"(?i)dropout|batch_?norm|instance_?norm|training|\beval\b|\btrain\b|lstm|gru|rnn|transformer|attention"
 )
 _DROPOUT_LAYER = re.compile(r"Dropout\d?d?$")
-# Host reads wait for the GPU to finish the work queued so far.
-HOST_READS = frozenset({"item", "cpu", "tolist", "numpy"})
+# Methods that wait for the GPU to finish the work queued so far: host reads, and the
+# `synchronize()` of a device, stream or event.
+HOST_READS = frozenset({"item", "cpu", "tolist", "numpy", "synchronize"})
 TORCH_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module"})
 # How many calls deep effects are followed through other functions.
 MAX_DEPTH = 4
@@ -383,7 +384,7 @@ class _Walk:
                 found.add("steps")
         elif method in ("backward", "manual_backward") or qualified == "torch.autograd.backward":
             found.add("backward")
-        if qualified.endswith("cuda.synchronize") or (method in HOST_READS and not call.args):
+        if qualified.endswith("cuda.synchronize") or method in HOST_READS:
             found.add("syncs")
         if method in ("to", "cuda"):
             found.add("moves_device")
@@ -393,7 +394,7 @@ class _Walk:
             found.add("inits_process_group")
             if any(k.arg == "device_id" for k in call.keywords):
                 found.add("selects_gpu")
-        if short == "DistributedSampler":
+        if short == "DistributedSampler" and _shuffles(call):
             found.add("distributed_sampler")
         for function in active:
             function.effects |= found
@@ -409,6 +410,17 @@ class _Walk:
                 owner_name = _dotted(owner)
                 if owner_name in target.params:
                     target.modes[owner_name] = mode
+
+
+def _shuffles(sampler: ast.Call) -> bool:
+    """A `DistributedSampler` that shuffles: no `shuffle=` other than True, and not given
+    `shuffle` positionally (its fourth argument) or through `*args` / `**kwargs`."""
+    if len(sampler.args) >= 4 or any(isinstance(a, ast.Starred) for a in sampler.args):
+        return False
+    for keyword in sampler.keywords:
+        if keyword.arg is None or (keyword.arg == "shuffle" and not (isinstance(keyword.value, ast.Constant) and keyword.value.value is True)):
+            return False
+    return True
 
 
 def _grad_free(expr: ast.expr, names: _Names) -> bool:
@@ -476,6 +488,16 @@ def call_effects(ctx: FileContext, call: cst.Call) -> frozenset[str]:
     """The effects of a call of a project function or class; empty when unknown."""
     entry = entry_for(ctx, call.func)
     return effects(ctx, entry) if entry is not None and entry.kind in ("function", "class") else frozenset()
+
+
+def builds_distributed_loader(ctx: FileContext, call: cst.Call) -> bool:
+    """A call of a project factory that builds a shuffling `DistributedSampler` and returns
+    a `DataLoader` (`make_loader(dataset)` in a data module)."""
+    entry = entry_for(ctx, call.func)
+    if entry is None or entry.kind != "function":
+        return False
+    returns = entry.data.get("returns", ())
+    return "distributed_sampler" in effects(ctx, entry) and any(r.endswith("DataLoader") for r in returns)
 
 
 def any_call_has(ctx: FileContext, calls: Iterable[cst.Call], effect: str) -> cst.Call | None:

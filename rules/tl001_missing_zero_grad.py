@@ -232,6 +232,17 @@ class MissingZeroGrad(Rule):
             loss.backward()
             opt.step()
         """,
+        # Distributed autograd: each context holds fresh gradients of its own.
+        """
+        import torch.distributed.autograd as dist_autograd
+        from torch.distributed.optim import DistributedOptimizer
+        opt = DistributedOptimizer(torch.optim.SGD, model.parameter_rrefs(), lr=0.05)
+        for x, y in loader:
+            with dist_autograd.context() as context_id:
+                loss = loss_fn(model(x), y)
+                dist_autograd.backward(context_id, [loss])
+                opt.step(context_id)
+        """,
         # A project helper that clears gradients, imported from elsewhere.
         """
         from utils import zero_grads

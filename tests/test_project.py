@@ -86,7 +86,9 @@ THROUGH_OTHER_MODULES = [
     ("scripts/launch.py", "TL016", 10, False),  # set_device in a sibling module
     ("src/trainproj/train_loop.py", "TL001", 14, False),  # helpers.prepare clears
     ("src/trainproj/evaluate.py", "TL009", 14, False),  # networks without dropout/batch norm
+    ("src/trainproj/benchmark.py", "TL002", 15, False),  # profiling.settle synchronizes
     ("src/trainproj/train_steps.py", "TL001", 12, True),  # helpers.train_step never clears
+    ("src/trainproj/ddp_trainer.py", "TL014", 21, True),  # data.make_loader's DistributedSampler
 ]
 
 
@@ -104,6 +106,7 @@ def test_the_whole_project() -> None:
     assert codes_by_file(result) == {
         ("train_steps.py", "TL001", 12),
         ("evaluate_dropout.py", "TL009", 14),  # the same evaluation with a dropout network
+        ("ddp_trainer.py", "TL014", 21),  # ddp_trainer_fixed.py calls set_epoch
     }
 
 
