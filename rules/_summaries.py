@@ -17,7 +17,9 @@ another module means what the same code means in the checked file.
 {"imports": {local name: written target},          # `from .x import f` -> {"f": ".x.f"}
  "defs": {name: function or class entry}}
 function: {"kind": "function", "params": [...], "effects": [...], "calls": [...],
-           "mode_params": {param: "eval" | "train" | "flag:<param>"}, "returns": [...]}
+           "mode_params": {param: "eval" | "train" | "flag:<param>"},
+           "runs": [params and `self.<attr>` it calls: `model(x)`, `self.net.forward(x)`, `self.log(x)`],
+           "returns": [...]}
 class:    {"kind": "class", "bases": [...], "methods": {name: function}, "attrs": {attr: [...]},
            "mode_words": bool, "dropout_params": {param: default}, "init_params": [...],
            "uses": [...]}
@@ -184,6 +186,7 @@ class _Function:
         self.effects: set[str] = set()
         self.calls: dict[str, None] = {}
         self.modes: dict[str, str] = {}
+        self.runs: dict[str, None] = {}
         self.returns: list[ast.expr] = []
         self.assigned: dict[str, ast.expr] = {}
         if any(_grad_free(d, names) for d in func.decorator_list):
@@ -206,6 +209,7 @@ class _Function:
             "effects": sorted(self.effects),
             "calls": list(self.calls),
             "mode_params": self.modes,
+            "runs": list(self.runs),
             "returns": list(returns),
         }
 
@@ -401,8 +405,11 @@ class _Walk:
             written = self.names.written(func, function.cls)
             if written is not None:
                 function.calls[written] = None
+        called = _dotted(owner) if method == "forward" and owner is not None else _dotted(func)
+        target = active[0]
+        if called is not None and (called in target.params or (called.startswith("self.") and called.count(".") == 1)):
+            target.runs[called] = None
         if method in ("eval", "train") and owner is not None:
-            target = active[0]
             mode = _mode(call, method, target.params)
             if mode is not None:
                 for function in active:
@@ -488,6 +495,20 @@ def call_effects(ctx: FileContext, call: cst.Call) -> frozenset[str]:
     """The effects of a call of a project function or class; empty when unknown."""
     entry = entry_for(ctx, call.func)
     return effects(ctx, entry) if entry is not None and entry.kind in ("function", "class") else frozenset()
+
+
+def runs_with_gradients(ctx: FileContext, call: cst.Call, key: str) -> bool:
+    """A call of a project function that runs the module `key` names (passed as an
+    argument) with gradients: it calls the parameter bound to it, outside any grad-free
+    context, and does not put it in train mode."""
+    entry = entry_for(ctx, call.func)
+    if entry is None or entry.kind != "function":
+        return False
+    data = entry.data
+    if {"grad_free", "enters_grad_free", "sets_train"} & effects(ctx, entry):
+        return False
+    bound = _bound_arguments(data.get("params", []), call)
+    return any(an.dotted(bound[param]) == key for param in data.get("runs", ()) if param in bound)
 
 
 def builds_distributed_loader(ctx: FileContext, call: cst.Call) -> bool:

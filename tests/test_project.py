@@ -89,6 +89,7 @@ THROUGH_OTHER_MODULES = [
     ("src/trainproj/benchmark.py", "TL002", 15, False),  # profiling.settle synchronizes
     ("src/trainproj/train_steps.py", "TL001", 12, True),  # helpers.train_step never clears
     ("src/trainproj/ddp_trainer.py", "TL014", 21, True),  # data.make_loader's DistributedSampler
+    ("src/trainproj/inference.py", "TL004", 8, True),  # helpers.predict runs the model with grads
 ]
 
 
@@ -107,6 +108,7 @@ def test_the_whole_project() -> None:
         ("train_steps.py", "TL001", 12),
         ("evaluate_dropout.py", "TL009", 14),  # the same evaluation with a dropout network
         ("ddp_trainer.py", "TL014", 21),  # ddp_trainer_fixed.py calls set_epoch
+        ("inference.py", "TL004", 8),  # not line 9: helpers.predict_quietly holds no_grad
     }
 
 

@@ -100,6 +100,22 @@ def test_mode_set_on_a_parameter_and_by_a_flag() -> None:
     assert found["evaluate"]["mode_params"] == {"net": "eval"}
 
 
+def test_runs_names_the_parameters_and_attributes_called_as_modules() -> None:
+    found = summary(
+        """
+        class Runner:
+            def infer(self, x, head):
+                features = self.backbone(x)
+                return head.forward(features), self.log(x.shape)
+
+        def predict(model, batch, device):
+            return model(batch.to(device))
+        """
+    )["defs"]
+    assert found["Runner"]["methods"]["infer"]["runs"] == ["self.backbone", "head", "self.log"]
+    assert found["predict"]["runs"] == ["model"]
+
+
 def test_calls_name_the_project_functions_they_may_run() -> None:
     found = summary(
         """
