@@ -19,7 +19,7 @@ In one run, on the files torchlint itself discovers under PATH (default settings
   environment's LibCST is then measured too, to compare them with their own parser).
 
 Each runs in a fresh process from a scratch working folder (so the cache lands there),
-on a copy of PATH made there (so that the edits never touch PATH).
+on a copy of PATH's code made there (so that the edits never touch PATH).
 Reported per run: wall time, CPU time of the process tree, files/s and lines/s, peak
 memory of the process tree (RSS summed over its processes, and PSS, which counts pages
 that forked workers share only once), and the ratios of wall and CPU time to the bare
@@ -176,7 +176,7 @@ def main() -> None:
         for i, path in enumerate(Path(p).resolve() for p in args.paths):
             copy = work / "tree" / str(i) / path.name
             if path.is_dir():
-                shutil.copytree(path, copy, symlinks=True)
+                shutil.copytree(path, copy, symlinks=True, ignore=_not_source)
             else:
                 copy.parent.mkdir(parents=True)
                 shutil.copy2(path, copy)
@@ -216,6 +216,20 @@ def main() -> None:
             hub.write_bytes(original)
             rechecked(targets, work, change, hub)
     report(runs, len(files), lines)
+
+
+# What the copy of a tree keeps: code and the files that mark a project's root.
+KEPT_SUFFIXES = (".py", ".ipynb")
+KEPT_NAMES = frozenset({"pyproject.toml", "setup.cfg", "setup.py", "torchlint.toml"})
+
+
+def _not_source(folder: str, names: list[str]) -> list[str]:
+    return [
+        name
+        for name in names
+        if name == ".git"
+        or not (name.endswith(KEPT_SUFFIXES) or name in KEPT_NAMES or os.path.isdir(os.path.join(folder, name)))
+    ]
 
 
 def most_imported(files: list[Path]) -> tuple[Path, int]:
