@@ -174,3 +174,29 @@ def test_a_helper_that_appears_later_is_seen(project: Path) -> None:
     again = findings([project / "src" / "trainproj" / "train_ddp.py"], project, cache)
     assert again.files_cached == 0
     assert ("train_ddp.py", "TL016", 11) not in codes_by_file(again)
+
+
+def test_fixing_a_file_checks_it_again_with_the_project(project: Path) -> None:
+    from torchlint.fix import fix_findings
+
+    script = project / "src" / "trainproj" / "eval_ddp.py"
+    script.write_text(
+        "import torch\n"
+        "import torch.distributed as dist\n"
+        "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "from trainproj.distributed import select_device\n"
+        "from trainproj.models import Plain\n"
+        "\n"
+        "\n"
+        "def main(x):\n"
+        "    select_device()\n"
+        "    dist.init_process_group(backend='nccl')\n"
+        "    model = DDP(Plain().cuda())\n"
+        "    model.eval()\n"
+        "    model(x)\n"
+    )
+    found = findings([script], project).findings
+    assert [(f.code, f.line) for f in found] == [("TL004", 13)]
+    result = fix_findings(found, Config(), unsafe=False, write=True, cwd=project)
+    assert "no_grad" in script.read_text()
+    assert result.findings == []  # not TL016: the helper that selects the GPU is still seen
