@@ -462,16 +462,38 @@ def view(ctx: FileContext) -> ProjectView | None:
 
 def entry_for(ctx: FileContext, expr: cst.BaseExpression) -> Entry | None:
     """The project definition an imported name denotes (`helpers.clear` after `import
-    helpers`, `clear` after `from .helpers import clear`); None for local names, names
-    of installed packages and anything unknown."""
+    helpers`, `clear` after `from .helpers import clear`), or a method of a project
+    class that a `self.` attribute holds (`self.devices.pin`); None for local names,
+    names of installed packages and anything unknown."""
     project = view(ctx)
     if project is None:
         return None
     imps = an.imports(ctx)
     if not imps.is_imported(expr):
-        return None
+        return _attribute_entry(ctx, project, expr)
     name = imps.qualify(expr)
     return project.lookup(name) if name else None
+
+
+def _attribute_entry(ctx: FileContext, project: ProjectView, expr: cst.BaseExpression) -> Entry | None:
+    """The method that `self.helper.method` names when every value this file assigns to
+    `self.helper` is an instance of one project class (`self.helper = Helper()`)."""
+    name = an.dotted(expr)
+    if name is None or not name.startswith("self.") or name.count(".") != 2:
+        return None
+    attribute, _, method = name.rpartition(".")
+    values = an.assigned_values(ctx).get(attribute, [])
+    imps = an.imports(ctx)
+    classes = {
+        imps.qualify(value.func) if isinstance(value, cst.Call) and imps.is_imported(value.func) else None
+        for value in values
+    }
+    if len(classes) != 1 or None in classes:
+        return None
+    owner = project.lookup(classes.pop() or "")
+    if owner is None or owner.kind != "class":
+        return None
+    return project.lookup(f"{owner.name}.{method}", owner.module)
 
 
 def effects(ctx: FileContext, entry: Entry, depth: int = 0) -> frozenset[str]:

@@ -11,3 +11,8 @@ def select_device():
 
 def world_size():
     return int(os.environ.get("WORLD_SIZE", 1))
+
+
+class DeviceManager:
+    def pin(self):
+        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
