@@ -8,12 +8,18 @@ In one run, on the files torchlint itself discovers under PATH (default settings
 - `torchlint check --no-cache --jobs 1`;
 - `torchlint check --no-cache` (all cores);
 - a cached re-run: `torchlint check` once to fill a fresh cache, then timed again;
+- re-runs after editing the module that most other files import (found with the project
+  model): adding a function (a new summary entry that no other file uses), and adding a
+  `torch.cuda.synchronize()` to its first function (an entry that the files which looked
+  it up depend on); each from a freshly filled cache, with the number of files checked
+  again;
 - `torchfix` (all cores and `-j 1`) and `fixit lint`, where installed (they are not
   dependencies of torchlint; they pin older LibCST releases, so install them in another
   virtual environment and pass `--tools-venv DIR`: a bare parse loop with that
   environment's LibCST is then measured too, to compare them with their own parser).
 
-Each runs in a fresh process from a scratch working folder (so the cache lands there).
+Each runs in a fresh process from a scratch working folder (so the cache lands there),
+on a copy of PATH's code made there (so that the edits never touch PATH).
 Every tool must say how many files it checked (torchlint's and the tools' summaries, the
 bare loop's count), and a comparison in which one checked no file is refused: Fixit, for
 one, skips whatever the enclosing repository's `.gitignore` lists (a `.venv`), and would
@@ -38,8 +44,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 BARE_PARSE = """
 import sys, libcst
@@ -184,16 +192,22 @@ def measure(name: str, argv: list[str], cwd: Path) -> Run:
     )
 
 
-def measure_all(commands: list[tuple[str, list[str]]], cwd: Path, repeat: int) -> list[Run]:
+Prepare = Callable[[], None]
+
+
+def measure_all(commands: list[tuple[str, list[str], Prepare | None]], cwd: Path, repeat: int) -> list[Run]:
     """Each command `repeat` times, in interleaved rounds so that changing load on the
-    machine weighs on all alike; per command, the run with the least wall time."""
+    machine weighs on all alike; per command, the run with the least wall time. A
+    command's `prepare` runs (untimed) before each of its runs."""
     best: dict[str, Run] = {}
     for _ in range(repeat):
-        for name, argv in commands:
+        for name, argv, prepare in commands:
+            if prepare is not None:
+                prepare()
             run = measure(name, argv, cwd)
             if name not in best or run.wall < best[name].wall:
                 best[name] = run
-    return [best[name] for name, _ in commands]
+    return [best[name] for name, _, _ in commands]
 
 
 def discover(paths: list[str]) -> list[Path]:
@@ -213,38 +227,138 @@ def main() -> None:
     parser.add_argument("--no-tools", action="store_true", help="do not run torchfix or fixit")
     args = parser.parse_args()
 
-    files = discover(args.paths)
-    lines = sum(path.read_bytes().count(b"\n") for path in files)
-    targets = [str(Path(p).resolve()) for p in args.paths]
     python = sys.executable
-    # The default settings, but with every file checked whatever its size, as the bare parse does;
     # --statistics: a summary that counts the files checked, without printing every finding.
-    largest = max((path.stat().st_size for path in files), default=0)
     torchlint = [python, "-m", "torchlint", "check", "--exit-zero", "--statistics"]
     all_cores = ["--jobs", str(args.jobs)] if args.jobs else []
     cpus = args.jobs or len(os.sched_getaffinity(0))
 
     with tempfile.TemporaryDirectory(prefix="torchlint-bench-") as scratch:
         work = Path(scratch)
+        targets = []
+        for i, path in enumerate(Path(p).resolve() for p in args.paths):
+            copy = work / "tree" / str(i) / path.name
+            if path.is_dir():
+                shutil.copytree(path, copy, symlinks=True, ignore=_not_source)
+            else:
+                copy.parent.mkdir(parents=True)
+                shutil.copy2(path, copy)
+            targets.append(str(copy))
+        files = discover(targets)
+        lines = sum(path.read_bytes().count(b"\n") for path in files)
+        # The default settings, but with every file checked whatever its size, as the bare parse does.
+        largest = max((path.stat().st_size for path in files), default=0)
         settings = work / "torchlint.toml"
-        settings.write_text(f"max-file-size = {largest + 1}\n", encoding="utf-8")
+        settings.write_text(f"max-file-size = {largest + 1}\nmax-file-tokens = {largest + 1}\n", encoding="utf-8")
         torchlint += ["--config", str(settings)]
         listing = work / "files.txt"
         listing.write_text("\n".join(str(f) for f in files), encoding="utf-8")
         measure("(filling the cache)", [*torchlint, *all_cores, *targets], work)
-        commands = [
-            ("bare `libcst.parse_module` loop", [python, "-c", BARE_PARSE, str(listing)]),
-            ("torchlint --no-cache --jobs 1", [*torchlint, "--no-cache", "--jobs", "1", *targets]),
-            (f"torchlint --no-cache ({cpus} jobs)", [*torchlint, "--no-cache", *all_cores, *targets]),
-            ("torchlint, cached re-run", [*torchlint, *all_cores, *targets]),
+        hub, importers = most_imported(files)
+        original = hub.read_bytes()
+
+        def edited(change: Callable[[str], str]) -> Prepare:
+            def prepare() -> None:
+                hub.write_bytes(original)
+                measure("(filling the cache)", [*torchlint, *all_cores, *targets], work)
+                hub.write_text(change(original.decode("utf-8")), encoding="utf-8")
+
+            return prepare
+
+        cached = [*torchlint, *all_cores, *targets]
+        commands: list[tuple[str, list[str], Prepare | None]] = [
+            ("bare `libcst.parse_module` loop", [python, "-c", BARE_PARSE, str(listing)], None),
+            ("torchlint --no-cache --jobs 1", [*torchlint, "--no-cache", "--jobs", "1", *targets], None),
+            (f"torchlint --no-cache ({cpus} jobs)", [*torchlint, "--no-cache", *all_cores, *targets], None),
+            ("torchlint, cached re-run", cached, lambda: hub.write_bytes(original)),
+            ("cached, after adding a function to the most imported module", cached, edited(add_function)),
+            ("cached, after changing what its first function does", cached, edited(add_synchronize)),
         ]
         if not args.no_tools:
-            commands.extend(external_tools(targets, listing, args.tools_venv))
+            commands.extend((name, argv, None) for name, argv in external_tools(targets, listing, args.tools_venv))
         runs = measure_all(commands, work, args.repeat)
+        hub.write_bytes(original)
+        name = hub.relative_to(work / "tree")
+        print(f"\nmost imported module: {name}, imported by {importers} of the other files")
+        for change in (add_function, add_synchronize):
+            hub.write_bytes(original)
+            rechecked(targets, work, change, hub)
     reasons = refusals(runs)
     if reasons:
         sys.exit("refusing the comparison:\n" + "\n".join(f"- {reason}" for reason in reasons))
     report(runs, len(files), lines)
+
+
+# What the copy of a tree keeps: code and the files that mark a project's root.
+KEPT_SUFFIXES = (".py", ".ipynb")
+KEPT_NAMES = frozenset({"pyproject.toml", "setup.cfg", "setup.py", "torchlint.toml"})
+
+
+def _not_source(folder: str, names: list[str]) -> list[str]:
+    return [
+        name
+        for name in names
+        if name == ".git"
+        or not (name.endswith(KEPT_SUFFIXES) or name in KEPT_NAMES or os.path.isdir(os.path.join(folder, name)))
+    ]
+
+
+def most_imported(files: list[Path]) -> tuple[Path, int]:
+    """The module that the most other files import, by the project model's resolution."""
+    from torchlint import api
+    from torchlint.project import Project
+
+    project = Project(api.summarize_text)
+    importers: Counter[Path] = Counter()
+    for path in files:
+        summary = project.summary(path) or {}
+        module = project.module_of(path)
+        found: set[Path] = set()
+        for written in summary.get("imports", {}).values():
+            name = module.absolute(written)
+            parts = name.split(".") if name else []
+            for cut in range(len(parts), 0, -1):
+                ref = project.find_module(".".join(parts[:cut]), module.search)
+                if ref is not None:
+                    found.add(ref.path)
+                    break
+        importers.update(found - {path})
+    hub, count = importers.most_common(1)[0]
+    return hub, count
+
+
+def add_function(text: str) -> str:
+    return text + "\n\ndef _torchlint_bench_edit():\n    return None\n"
+
+
+def add_synchronize(text: str) -> str:
+    """`torch.cuda.synchronize()` as the first statement of the module's first function."""
+    import ast
+
+    tree = ast.parse(text)
+    # The first function or method (breadth first: top-level functions before methods).
+    first = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    body = first.body[0] if first is not None else None
+    if first is None or body is None or body.lineno == first.lineno:
+        return add_function(text)
+    lines = text.splitlines(keepends=True)
+    lines.insert(body.lineno - 1, " " * body.col_offset + "torch.cuda.synchronize()\n")
+    return "".join(lines)
+
+
+def rechecked(targets: list[str], work: Path, change: Callable[[str], str], hub: Path) -> None:
+    """How many files a cached re-run checks again after `change` to `hub`."""
+    from torchlint import api
+    from torchlint.config import Config
+
+    cache = work / ".rechecked-cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    original = hub.read_bytes()
+    api.check_paths(targets, Config(), cwd=work, cache_dir=cache)
+    hub.write_text(change(original.decode("utf-8")), encoding="utf-8")
+    result = api.check_paths(targets, Config(), cwd=work, cache_dir=cache)
+    hub.write_bytes(original)
+    print(f"{change.__name__}: {result.files_checked - result.files_cached} of {result.files_checked} files checked again")
 
 
 def external_tools(targets: list[str], listing: Path, venv: Path | None) -> list[tuple[str, list[str]]]:

@@ -6,6 +6,10 @@ import libcst as cst
 
 from torchlint.rule import Example, FileContext, Report, Rule
 from torchlint.rules import _analysis as an
+from torchlint.rules import _summaries as sm
+
+# Each `with dist_autograd.context():` holds its own fresh gradients.
+FRESH_GRADIENT_CONTEXTS = frozenset({"torch.distributed.autograd.context"})
 
 
 class MissingZeroGrad(Rule):
@@ -57,7 +61,9 @@ class MissingZeroGrad(Rule):
     CODE = "TL001"
     NAME = "missing-zero-grad"
     SUMMARY = "Training loop steps the optimizer but never clears gradients"
-    TRIGGERS = (("backward",), ("step(",))
+    # Or "opt" instead of "backward": a helper of another module, given the optimizer, may
+    # run the backward pass.
+    TRIGGERS = (("step(",), ("backward", "opt"))
     CONFIRMED_BY = ("TL102",)
 
     VALID = [
@@ -226,6 +232,17 @@ class MissingZeroGrad(Rule):
             loss.backward()
             opt.step()
         """,
+        # Distributed autograd: each context holds fresh gradients of its own.
+        """
+        import torch.distributed.autograd as dist_autograd
+        from torch.distributed.optim import DistributedOptimizer
+        opt = DistributedOptimizer(torch.optim.SGD, model.parameter_rrefs(), lr=0.05)
+        for x, y in loader:
+            with dist_autograd.context() as context_id:
+                loss = loss_fn(model(x), y)
+                dist_autograd.backward(context_id, [loss])
+                opt.step(context_id)
+        """,
         # A project helper that clears gradients, imported from elsewhere.
         """
         from utils import zero_grads
@@ -381,11 +398,12 @@ class MissingZeroGrad(Rule):
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         train = an.training(ctx)
-        if not train.steps or not train.backward:
-            return
         idx = an.index(ctx)
         funcs = an.functions(ctx)
-        reach = _LoopReach(idx, funcs, train)
+        reach = _LoopReach(ctx, idx, funcs, train)
+        if not train.steps or not train.backward:
+            yield from self._helper_steps(ctx, reach)
+            return
         for step in train.steps:
             loops = reach.stepping_loops(step)
             bad = [
@@ -393,9 +411,37 @@ class MissingZeroGrad(Rule):
                 for loop in loops
                 if not any(train.clears_gradients_of(clear, step) for clear in reach.events(loop, "clears"))
                 and not reach.builds_optimizer(loop, train.optimizer_of(step))
+                and not reach.fresh_gradients(loop)
+                and not reach.project_clear(loop)
             ]
             if bad:
                 yield self.report(step, self._message(ctx, train, step, bad[0], reach))
+        yield from self._helper_steps(ctx, reach)
+
+    def _helper_steps(self, ctx: FileContext, reach: _LoopReach) -> Iterator[Report]:
+        """A loop whose only training step is a call of a project function (in another
+        module), given the optimizer, that back-propagates and steps without clearing."""
+        for loop in reach.idx.nodes(cst.For, cst.While):
+            if reach.events(loop, "steps") or reach.events(loop, "clears"):
+                continue
+            # Only a call given the optimizer can step it (and only those are looked up).
+            given = [
+                call
+                for call in reach.direct_calls(loop)
+                if any(an.name_says_optimizer(an.last_name(arg.value)) for arg in call.args)
+            ]
+            if not given or reach.project_clear(loop):
+                continue
+            for call in given:
+                done = sm.call_effects(ctx, call)
+                if {"backward", "steps"} <= done and "clears_grads" not in done and not reach.fresh_gradients(loop):
+                    code = ctx.module.code_for_node(call.func)
+                    yield self.report(
+                        call,
+                        f"`{code}()` back-propagates and steps the optimizer, and nothing in this loop "
+                        f"or in `{code}` clears the gradients: they accumulate across iterations; call "
+                        f"`optimizer.zero_grad()` once per step (in the loop or in `{code}`)",
+                    )
 
     def _message(
         self, ctx: FileContext, train: an.Training, step: cst.Call, loop: cst.For | cst.While, reach: _LoopReach
@@ -422,7 +468,8 @@ class MissingZeroGrad(Rule):
 class _LoopReach:
     """Which training events and loops each loop runs, through local calls too."""
 
-    def __init__(self, idx: an.Index, funcs: an.Functions, train: an.Training) -> None:
+    def __init__(self, ctx: FileContext, idx: an.Index, funcs: an.Functions, train: an.Training) -> None:
+        self.ctx = ctx
         self.idx = idx
         self.funcs = funcs
         self.train = train
@@ -459,6 +506,29 @@ class _LoopReach:
         return [
             loop for loop in candidates if not any(id(inner) in candidate_ids for inner in self.inner_loops(loop))
         ]
+
+    def direct_calls(self, loop: cst.For | cst.While) -> list[cst.Call]:
+        """Calls that run once per iteration of `loop`, not in a loop nested in it."""
+        return [
+            call
+            for call in self.idx.within(loop.body, cst.Call)
+            if an.enclosing_loops(self.idx, call)[:1] == [loop]
+        ]
+
+    def project_clear(self, loop: cst.For | cst.While) -> bool:
+        """The loop (or a local function it runs) calls a function of another project
+        module that clears gradients."""
+        calls = (call for root in self.funcs.reachable(loop.body) for call in self.idx.within(root, cst.Call))
+        return sm.any_call_has(self.ctx, calls, "clears_grads") is not None
+
+    def fresh_gradients(self, loop: cst.For | cst.While) -> bool:
+        """Each iteration runs in a context that starts with no gradients."""
+        imps = an.imports(self.ctx)
+        return any(
+            isinstance(item.item, cst.Call) and imps.callee(item.item) in FRESH_GRADIENT_CONTEXTS
+            for with_ in self.idx.within(loop.body, cst.With)
+            for item in with_.items
+        )
 
     def builds_optimizer(self, loop: cst.For | cst.While, optimizer: cst.BaseExpression) -> bool:
         """A fresh optimizer every iteration, usually over fresh tensors (latent optimization)."""

@@ -8,6 +8,7 @@ import libcst as cst
 from torchlint.finding import Severity
 from torchlint.rule import FileContext, Report, Rule
 from torchlint.rules import _analysis as an
+from torchlint.rules import _summaries as sm
 
 WALL_CLOCKS = frozenset(
     {
@@ -22,8 +23,8 @@ WALL_CLOCKS = frozenset(
         "datetime.datetime.utcnow",
     }
 )
-# Reading a tensor's value on the host waits for the GPU.
-HOST_READS = frozenset({"item", "cpu", "tolist", "numpy", "synchronize"})
+# Calls that wait for the GPU: host reads and `synchronize()`.
+HOST_READS = sm.HOST_READS
 # `torch.<op>` functions that launch no kernels (or block anyway).
 TORCH_HOST_ONLY = frozenset(
     """device manual_seed seed no_grad inference_mode enable_grad autocast load save compile
@@ -475,6 +476,8 @@ class _Timing:
             return self.summary(local[0], depth + 1) if depth < MAX_CALL_DEPTH else None
         if _is_torch_op(callee):
             return Effect.WORK
+        if "syncs" in sm.call_effects(self.ctx, node):
+            return Effect.SYNC  # a helper of another project module that synchronizes
         if method in TENSOR_WORK:
             return Effect.WORK
         if method == "step" and an.name_says_optimizer(an.last_name(node.func.value)):  # type: ignore[attr-defined]

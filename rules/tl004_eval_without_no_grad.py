@@ -10,6 +10,7 @@ from typing import Iterator
 import libcst as cst
 
 from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
+from torchlint.rules import _summaries as sm
 from torchlint.rules._analysis import (
     Bindings,
     Functions,
@@ -366,7 +367,10 @@ class EvalWithoutNoGrad(Rule):
     a helper whose every call site in the module is gradient-free. Also a function
     that runs a model its every caller in the module put in eval mode first (the model
     passed as an argument, or a global), as evaluation scripts do with `net.eval()` in
-    their `__main__` block and the forward in `test_net(net, ...)`.
+    their `__main__` block and the forward in `test_net(net, ...)`. And a call, after
+    `model.eval()`, of a helper that runs the model with gradients: a method of the
+    same class that calls `self.model` (`self.infer(x)`), or a function of another
+    module of the project that calls the model passed to it (`predict(model, x)`).
 
     ## Why is this bad?
     `model.eval()` only switches layers such as dropout and batch norm to inference
@@ -431,6 +435,18 @@ class EvalWithoutNoGrad(Rule):
     CONFIRMED_BY = ("TL004",)
 
     VALID = (
+        # a method of the same class that runs the model under no_grad
+        """
+        import torch
+        class Runner:
+            def infer(self, x):
+                with torch.no_grad():
+                    return self.model(x)
+
+            def evaluate(self, loader):
+                self.model.eval()
+                return [self.infer(x) for x in loader]
+        """,
         # the classic evaluation loop
         """
         import torch
@@ -682,6 +698,20 @@ class EvalWithoutNoGrad(Rule):
         """,
     )
     INVALID = (
+        # the evaluation runs through a method of the same class
+        """
+        import torch
+        class Runner:
+            def infer(self, x):
+                return self.model(x)
+
+            def evaluate(self, loader):
+                self.model.eval()
+                outputs = []
+                for x in loader:
+                    outputs.append(self.infer(x))  # expect: TL004
+                return outputs
+        """,
         Example(
             """
             import torch
@@ -896,7 +926,7 @@ class EvalWithoutNoGrad(Rule):
                 # is not an evaluation loop.
                 continue
             for call in idx.within(scope, cst.Call):
-                key = self._forward_key(call, keys)
+                key = self._forward_key(call, keys) or self._indirect_key(ctx, analysis, call, keys)
                 if key is None or idx.scope(call) is not scope:
                     continue
                 event = analysis.mode_before(scope, key, idx.order(call))
@@ -964,6 +994,24 @@ class EvalWithoutNoGrad(Rule):
                 return None
             found = event
         return None if _referenced_uncalled(idx, func, sites) else found
+
+    @staticmethod
+    def _indirect_key(ctx: FileContext, analysis: _Analysis, call: cst.Call, keys: set[str]) -> str | None:
+        """The model in eval mode that `call` runs through a helper: a method of the same
+        class that calls `self.model` (`self.infer(x)`), or a function of another project
+        module that calls the model passed to it (`predict(model, x)`)."""
+        if dotted(receiver(call) or call.func) == "self":
+            for method in analysis.funcs.resolve(call):
+                for inner in analysis.idx.within(method, cst.Call):
+                    key = EvalWithoutNoGrad._forward_key(inner, {k for k in keys if k.startswith("self.")})
+                    if key is not None and not in_grad_free_block(analysis.idx, inner, analysis.imps):
+                        return key
+            return None
+        passed = [dotted(arg.value) for arg in call.args]
+        for key in keys:
+            if key in passed and sm.runs_with_gradients(ctx, call, key):
+                return key
+        return None
 
     @staticmethod
     def _forward_key(call: cst.Call, keys: set[str]) -> str | None:

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import builtins
-import re
 from typing import Iterator
 
 import libcst as cst
@@ -9,6 +8,7 @@ import libcst as cst
 from torchlint.finding import Severity
 from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
 from torchlint.rules import _analysis as an
+from torchlint.rules import _summaries as sm
 
 # Packages whose base classes run evaluation hooks in the right mode (Lightning, HF Trainer).
 FRAMEWORKS = frozenset(
@@ -22,10 +22,6 @@ NOT_MODEL_WORDS = frozenset(
 BUILTINS = frozenset(dir(builtins))
 EVAL_DATA_WORDS = frozenset("val valid validation test testing eval evaluation dev".split())
 MAX_CALLER_DEPTH = 3
-# Words in a network's code that mean eval mode changes what it computes.
-MODE_DEPENDENT = re.compile(
-    r"(?i)dropout|batch_?norm|instance_?norm|training|\beval\b|\btrain\b|lstm|gru|rnn|transformer|attention"
-)
 # Methods that move or cast a network and return it.
 PLACEMENT = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train"})
 
@@ -722,15 +718,25 @@ class _Finder:
                 value = an.receiver(value)  # type: ignore[assignment]
             if an.wrapped_model(value) == key:
                 continue  # `net = nn.DataParallel(net)`: the same layers
-            cls = classes.get(an.callee_name(value) or "") if isinstance(value, cst.Call) else None
-            if cls is None or not self._class_mode_free(cls, classes, frozenset()):
+            if not isinstance(value, cst.Call):
                 return False
+            cls = classes.get(an.callee_name(value) or "")
+            if cls is not None and self._class_mode_free(cls, classes, frozenset()):
+                continue
+            if cls is None and self._project_mode_free(value.func, value):
+                continue
+            return False
         return True
+
+    def _project_mode_free(self, expr: cst.BaseExpression, call: cst.Call | None) -> bool:
+        """A network class of another project module with no mode-dependent layer."""
+        entry = sm.entry_for(self.ctx, expr)
+        return entry is not None and sm.class_mode_free(self.ctx, entry, call)
 
     def _class_mode_free(self, cls: cst.ClassDef, classes: dict[str, cst.ClassDef], seen: frozenset[str]) -> bool:
         if cls.name.value in seen:
             return True
-        if MODE_DEPENDENT.search(self._identifiers_and_strings(cls)):
+        if sm.MODE_DEPENDENT.search(self._identifiers_and_strings(cls)):
             return False
         seen = seen | {cls.name.value}
         for base in cls.bases:
@@ -739,15 +745,19 @@ class _Finder:
             if local is not None:
                 if not self._class_mode_free(local, classes, seen):
                     return False
-            elif qualified not in ("torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module"):
+            elif qualified not in sm.TORCH_MODULE_BASES and not self._project_mode_free(base.value, None):
                 return False
         for call in self.idx.within(cls, cst.Call):
             local = classes.get(an.callee_name(call) or "")
             if local is not None:
                 if not self._class_mode_free(local, classes, seen):
                     return False
-            elif self.imps.is_imported(call.func) and not (self.imps.callee(call) or "").startswith("torch."):
-                return False  # a network from another module: its layers are unknown here
+            elif (
+                self.imps.is_imported(call.func)
+                and not (self.imps.callee(call) or "").startswith("torch.")
+                and not self._project_mode_free(call.func, call)
+            ):
+                return False  # a network from another module whose layers are unknown here
         return True
 
     def _identifiers_and_strings(self, cls: cst.ClassDef) -> str:

@@ -7,6 +7,7 @@ import libcst as cst
 
 from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
 from torchlint.rules import _analysis as an
+from torchlint.rules import _summaries as sm
 
 SAMPLERS = frozenset(
     {"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"}
@@ -39,7 +40,8 @@ class SamplerSetEpochMissing(Rule):
     When the loader goes where the rule cannot follow it (returned by a factory function,
     kept on a trainer object), it reports the file's epoch loops (`for epoch in ...` that
     run a backward pass in a loop over batches) only if nothing in the file calls a
-    `set_epoch` at all.
+    `set_epoch` at all; the same when a factory of another module of the project
+    (`self.train_loader = make_loader(dataset)`) builds the sampler and the loader.
 
     ## Why is this bad?
     `DistributedSampler` shuffles with a generator seeded by `seed + epoch`, and the epoch
@@ -85,7 +87,8 @@ class SamplerSetEpochMissing(Rule):
     CODE = "TL014"
     NAME = "sampler-set-epoch-missing"
     SUMMARY = "DistributedSampler never gets `set_epoch()` in the epoch loop: every epoch has the same order"
-    TRIGGERS = (("DistributedSampler",), ("DataLoader",))
+    # Or "epoch" and "backward": an epoch loop over a loader that another module builds.
+    TRIGGERS = (("DistributedSampler", "epoch"), ("DataLoader", "backward"))
     CONFIRMED_BY = ("TL014",)
 
     VALID = [
@@ -461,7 +464,8 @@ class SamplerSetEpochMissing(Rule):
         funcs = an.functions(ctx)
         reported: set[int] = set()
         untracked: list[_Sampler] = []
-        for sampler in _samplers(ctx, idx):
+        samplers = list(_samplers(ctx, idx))
+        for sampler in samplers:
             chains = _loop_chains(idx, funcs, sampler)
             if not chains:
                 untracked.append(sampler)
@@ -476,21 +480,26 @@ class SamplerSetEpochMissing(Rule):
                 reported.add(id(loop))
                 yield self._report(ctx, idx, loop, sampler)
         if untracked and not reported:
-            yield from self._report_untracked(ctx, idx, funcs, untracked[0])
+            maker = idx.scope(untracked[0].loader)
+            if not (isinstance(maker, cst.FunctionDef) and _says_eval(maker.name.value)):
+                made_in = f" built in `{maker.name.value}()`" if isinstance(maker, cst.FunctionDef) else ""
+                yield from self._report_untracked(ctx, idx, funcs, untracked[0], made_in)
+        elif not samplers:
+            factory = _project_factory(ctx, idx)
+            if factory is not None:
+                name = ctx.module.code_for_node(factory.func)
+                sampler = _Sampler(factory, None, factory, None)
+                yield from self._report_untracked(ctx, idx, funcs, sampler, f" built by `{name}()`")
 
     def _report_untracked(
-        self, ctx: FileContext, idx: an.Index, funcs: an.Functions, sampler: _Sampler
+        self, ctx: FileContext, idx: an.Index, funcs: an.Functions, sampler: _Sampler, made_in: str
     ) -> Iterator[Report]:
         """The loader travels where this rule cannot follow it (returned by a factory, kept on
         an object): report the epoch loops of the file when nothing in it ever calls a
         `set_epoch` (nor hands a loader to `accelerator.prepare`)."""
-        maker = idx.scope(sampler.loader)
         called = [an.callee_name(call) or "" for call in idx.nodes(cst.Call)]
-        if any("set_epoch" in name or name == "prepare" for name in called) or (
-            isinstance(maker, cst.FunctionDef) and _says_eval(maker.name.value)
-        ):
+        if any("set_epoch" in name or name == "prepare" for name in called):
             return
-        made_in = f" built in `{maker.name.value}()`" if isinstance(maker, cst.FunctionDef) else ""
         for loop in _epoch_loops(ctx, idx, funcs, sampler):
             yield self.report(
                 loop.target,
@@ -517,6 +526,18 @@ class SamplerSetEpochMissing(Rule):
             f"shuffles the data in the same order; call `{call}` at the start of each epoch",
             _fix(ctx, idx, loop, sampler, target) if sampler.name or sampler.loader_name else None,
         )
+
+
+def _project_factory(ctx: FileContext, idx: an.Index) -> cst.Call | None:
+    """A call, bound to a name that says loader, of a factory in another project module
+    that returns a loader with a shuffling `DistributedSampler`."""
+    for call in idx.nodes(cst.Call):
+        target = _bound_target(idx, call)
+        name = an.last_name(target) if target is not None else None
+        if name and any(t.endswith("loader") for t in an.name_tokens(name)) and not _says_eval(name):
+            if sm.builds_distributed_loader(ctx, call):
+                return call
+    return None
 
 
 def _samplers(ctx: FileContext, idx: an.Index) -> Iterator[_Sampler]:

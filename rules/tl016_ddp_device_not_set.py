@@ -7,6 +7,7 @@ import libcst as cst
 
 from torchlint.rule import FileContext, Report, Rule
 from torchlint.rules import _analysis as an
+from torchlint.rules import _summaries as sm
 
 DDP = frozenset(
     {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
@@ -57,7 +58,8 @@ class DdpDeviceNotSet(Rule):
     model = DistributedDataParallel(model, device_ids=[local_rank])
     ```
     Not reported: a model moved to `cuda:{local_rank}` (or `.cuda(rank)`, `.to(rank)`), CPU
-    process groups (`gloo`, `mpi`), `CUDA_VISIBLE_DEVICES` set per process, and scripts run
+    process groups (`gloo`, `mpi`), `CUDA_VISIBLE_DEVICES` set per process, a helper of
+    the project (in any of its modules) that calls `torch.cuda.set_device`, and scripts run
     by Accelerate, Lightning, DeepSpeed or Ignite, which pick each process's device.
 
     ## Fix safety
@@ -288,6 +290,12 @@ class DdpDeviceNotSet(Rule):
     ]
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
+        reports = list(self._reports(ctx))
+        # Asked last, as it reads other modules: a project helper that selects the GPU.
+        if reports and sm.any_call_has(ctx, an.index(ctx).nodes(cst.Call), "selects_gpu") is None:
+            yield from reports
+
+    def _reports(self, ctx: FileContext) -> Iterator[Report]:
         inits = an.calls_to(ctx, INIT, frozenset({"init_process_group", "dist.init_process_group"}))
         if not inits or not an.uses_cuda(ctx) or _device_chosen(ctx, inits) or _cpu_backends_only(inits):
             return

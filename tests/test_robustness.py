@@ -261,11 +261,11 @@ def test_a_file_that_vanishes_between_lookup_and_check(tmp_path: Path, monkeypat
     (tmp_path / "b.py").write_text(LOOP.format("pass"))
     real_check_data = api.check_data
 
-    def vanish_first(path, name, data, rules, config):  # type: ignore[no-untyped-def]
+    def vanish_first(path, name, data, rules, config, project=None):  # type: ignore[no-untyped-def]
         if name == "b.py" and path.exists():
             path.unlink()
-            return real_check_data(path, name, api.read_bytes(path), rules, config)
-        return real_check_data(path, name, data, rules, config)
+            return real_check_data(path, name, api.read_bytes(path), rules, config, project)
+        return real_check_data(path, name, data, rules, config, project)
 
     monkeypatch.setattr(api, "check_data", vanish_first)
     result = api.check_paths(["."], Config(), cwd=tmp_path, jobs=1, cache_dir=tmp_path / ".cache")

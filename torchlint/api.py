@@ -26,6 +26,7 @@ from torchlint.finding import (
     Finding,
     file_problem,
 )
+from torchlint.project import Project, ProjectView, Summary
 from torchlint.registry import catalog, is_selected, matches, names_explicitly
 from torchlint.rule import Rule
 from torchlint.sources import SourceFile, Unreadable, decode, more_tokens_than, read_bytes
@@ -65,6 +66,10 @@ class FileOutcome:
     findings: list[Finding]
     # Hash of the bytes that were checked (when asked for and the file was readable).
     digest: str | None = None
+    # The project summaries the check looked up: absolute name -> digest (see project.py).
+    deps: dict[str, str] = field(default_factory=dict)
+    # Summaries of project modules computed while checking: path -> (content digest, summary).
+    summaries: dict[str, tuple[str, Summary | None]] = field(default_factory=dict)
 
 
 def is_enabled(code: str, name: str, config: Config) -> bool:
@@ -152,19 +157,28 @@ def _excluded_below(config: Config, path: Path, named: set[Path], cwd: Path) -> 
 def _check_group(tasks: list[FileTask], config: Config, jobs: int | None, cache_dir: Path | None) -> tuple[list[Finding], int]:
     """Check files that share `config`: (their findings, how many came from the cache)."""
     cache = ResultCache.open(cache_dir, config) if cache_dir is not None else None
+    # Phase one, lazily: summaries of the project's modules, from the cache or computed
+    # where a check (or the validation of a cached result) looks one up.
+    project = Project(summarize_text, cache.summaries() if cache is not None else None)
     per_file: list[list[Finding] | None] = [None] * len(tasks)
     if cache is not None:
         for i, task in enumerate(tasks):
             data = read_bytes(task.path)
             if isinstance(data, bytes):
-                per_file[i] = cache.get(task.path, content_digest(data), task.name)
+                hit = cache.get(task.path, content_digest(data), task.name)
+                if hit is not None and project.still_valid(Path(os.path.abspath(task.path)), hit.deps):
+                    per_file[i] = hit.findings
     todo = [i for i, found in enumerate(per_file) if found is None]
-    outcomes = _check_tasks([tasks[i] for i in todo], config, jobs or usable_cpus(), cache is not None)
+    # Phase two: each file checked with a view of the project that records what it used.
+    outcomes = _check_tasks([tasks[i] for i in todo], config, jobs or usable_cpus(), cache is not None, project)
     for i, outcome in zip(todo, outcomes):
         per_file[i] = outcome.findings
+        project.known.update(outcome.summaries)
         if cache is not None and outcome.digest is not None and not any(f.is_internal_error for f in outcome.findings):
-            cache.put(tasks[i].path, outcome.digest, outcome.findings)
+            cache.put(tasks[i].path, outcome.digest, outcome.findings, outcome.deps)
     if cache is not None:
+        project.known.update(project.take_computed())
+        cache.put_summaries(project.known)
         cache.save()
     return [f for file_findings in per_file if file_findings for f in file_findings], len(tasks) - len(todo)
 
@@ -175,12 +189,26 @@ def usable_cpus() -> int:
     return os.cpu_count() or 1
 
 
+def summarize_text(text: str) -> Summary | None:
+    """A module's summary for the project model (parsed only when asked for)."""
+    from torchlint import engine
+
+    return engine.summarize_source(text)
+
+
 def check_file(path: Path, name: str, rules: Sequence[Rule], config: Config) -> list[Finding]:
     return check_data(path, name, read_bytes(path), rules, config)
 
 
-def check_data(path: Path, name: str, data: bytes | Unreadable, rules: Sequence[Rule], config: Config) -> list[Finding]:
-    """Check the bytes read from `path`, reported as `name`."""
+def check_data(
+    path: Path,
+    name: str,
+    data: bytes | Unreadable,
+    rules: Sequence[Rule],
+    config: Config,
+    project: ProjectView | None = None,
+) -> list[Finding]:
+    """Check the bytes read from `path`, reported as `name`; `project` resolves its imports."""
     from torchlint import engine
 
     source = data if isinstance(data, Unreadable) else decode(path, data)
@@ -195,7 +223,7 @@ def check_data(path: Path, name: str, data: bytes | Unreadable, rules: Sequence[
     tokens = more_tokens_than(source.text, config.max_file_tokens)
     if tokens is not None and engine.triggered_rules(source.text, rules):
         return _filter([too_dense(name, tokens, config.max_file_tokens)], config, path)
-    return findings_for(source, name, rules, config)
+    return findings_for(source, name, rules, config, project)
 
 
 def too_large(name: str, size: int, limit: int) -> Finding:
@@ -218,7 +246,9 @@ def too_dense(name: str, tokens: int, limit: int) -> Finding:
     return file_problem(name, FILE_TOO_LARGE_CODE, message)
 
 
-def findings_for(source: SourceFile, name: str, rules: Sequence[Rule], config: Config) -> list[Finding]:
+def findings_for(
+    source: SourceFile, name: str, rules: Sequence[Rule], config: Config, project: ProjectView | None = None
+) -> list[Finding]:
     """The findings for a file already read (or fixed in memory), filtered by `config`."""
     from torchlint import engine, notebook
 
@@ -230,14 +260,14 @@ def findings_for(source: SourceFile, name: str, rules: Sequence[Rule], config: C
             notebook.check(
                 source.notebook,
                 name,
-                lambda text: engine.check_source(text, name, active, unused_suppressions=unused),
+                lambda text: engine.check_source(text, name, active, project, unused_suppressions=unused),
                 engine.syntax_problem,
             )
             if active
             else []
         )
     else:
-        findings = engine.check_source(source.text, name, rules, unused_suppressions=unused)
+        findings = engine.check_source(source.text, name, rules, project, unused_suppressions=unused)
     return _filter(findings, config, source.path)
 
 
@@ -265,25 +295,33 @@ def _relative_to_root(path: str | Path, config: Config) -> str:
 _worker_rules: list[Rule] = []
 _worker_config: Config = Config()
 _worker_digests = False
+_worker_project: Project | None = None
 
 
-def _init_worker(config: Config, digests: bool) -> None:
-    global _worker_rules, _worker_config, _worker_digests
+def _init_worker(config: Config, digests: bool, project: Project | None = None) -> None:
+    global _worker_rules, _worker_config, _worker_digests, _worker_project
     _worker_config = config
     _worker_rules = enabled_rules(config)
     _worker_digests = digests
+    _worker_project = project
 
 
 def _check_task(task: FileTask) -> FileOutcome:
     data = read_bytes(task.path)
     digest = content_digest(data) if _worker_digests and isinstance(data, bytes) else None
-    return FileOutcome(check_data(task.path, task.name, data, _worker_rules, _worker_config), digest)
+    view = ProjectView.of(_worker_project, task.path) if _worker_project is not None else None
+    findings = check_data(task.path, task.name, data, _worker_rules, _worker_config, view)
+    if view is None:
+        return FileOutcome(findings, digest)
+    return FileOutcome(findings, digest, view.used, view.project.take_computed())
 
 
-def _check_tasks(tasks: list[FileTask], config: Config, jobs: int, digests: bool) -> list[FileOutcome]:
+def _check_tasks(
+    tasks: list[FileTask], config: Config, jobs: int, digests: bool, project: Project | None = None
+) -> list[FileOutcome]:
     if not tasks:
         return []
-    _init_worker(config, digests)
+    _init_worker(config, digests, project)
     sizes = [_size(task.path) for task in tasks] if jobs > 1 and len(tasks) > 1 else []
     if sum(sizes) < POOL_MIN_BYTES:
         with _fewer_collections():
@@ -294,7 +332,7 @@ def _check_tasks(tasks: list[FileTask], config: Config, jobs: int, digests: bool
     # Import the rules (and LibCST) before any worker is forked, so that workers share them.
     load_all(_worker_rules)
     setup = WorkerSetup(
-        work=_check_task, initialize=_init_worker, args=(config, digests), heavy_weight=HEAVY_FILE_BYTES
+        work=_check_task, initialize=_init_worker, args=(config, digests, project), heavy_weight=HEAVY_FILE_BYTES
     )
     with _fewer_collections():  # forked workers inherit it
         results = run_tasks(tasks, setup, jobs, weights=sizes)

@@ -6,8 +6,11 @@ bytes that can change its findings: the cache format, torchlint's version, the P
 version, the size and time of every module of torchlint, its rules and LibCST (so that
 editing a rule in a development install invalidates the cache), the configuration's
 fingerprint and the enabled rule codes. Inside an index, each file's absolute path maps
-to a hash of its bytes and its findings. Looking a file up costs reading and hashing it;
-no rule and not even LibCST is imported when every file is a hit.
+to a hash of its bytes, its findings and the project summaries its check used (their
+absolute names and digests, see `torchlint.project`): a hit needs the same bytes and the
+same digests now. The index also keeps each project module's summary by path and content
+hash. Looking a file up costs reading and hashing it and the modules it used; no rule and
+not even LibCST is imported when every file is a hit.
 
 Writers replace an index atomically (a temporary file, then `os.replace`), so a run that
 dies while writing never leaves a torn file. Saving merges with the index on disk under
@@ -27,6 +30,7 @@ import os
 import sys
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -36,7 +40,7 @@ from torchlint.finding import Finding
 from torchlint.registry import RULES_PACKAGE, catalog, is_selected
 
 CACHE_DIR_NAME = ".torchlint_cache"
-FORMAT = 1
+FORMAT = 2
 # Indexes of other settings beyond this many (the oldest written first) are removed.
 KEEP_INDEXES = 8
 # Temporary files of runs that died while writing are removed after this long.
@@ -99,6 +103,13 @@ def settings_key(config: Config) -> str:
     return hashlib.blake2b(json.dumps(parts).encode(), digest_size=12).hexdigest()
 
 
+@dataclass(frozen=True)
+class CachedResult:
+    findings: list[Finding]
+    # The project summaries the check used: absolute name -> digest.
+    deps: dict[str, str]
+
+
 class ResultCache:
     """Findings by absolute path and content digest, for one settings key."""
 
@@ -106,63 +117,85 @@ class ResultCache:
         self.folder = folder
         self.key = key
         self.path = folder / f"{key}.json"
-        self._entries = self._load()
+        self._entries, self._summaries = self._load()
         self._seen: set[str] = set()
         self._written: set[str] = set()
+        self._summaries_written: set[str] = set()
 
     @classmethod
     def open(cls, folder: Path, config: Config) -> ResultCache:
         return cls(folder, settings_key(config))
 
-    def _load(self) -> dict[str, Any]:
+    def _load(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The index on disk: (file entries, module summaries); empty when unreadable."""
         try:
             data = json.loads(self.path.read_bytes())
         except (OSError, ValueError):
-            return {}
+            return {}, {}
         if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != self.key:
-            return {}
-        entries = data.get("entries")
-        return entries if isinstance(entries, dict) else {}
+            return {}, {}
+        entries, summaries = data.get("entries"), data.get("summaries")
+        return (entries if isinstance(entries, dict) else {}), (summaries if isinstance(summaries, dict) else {})
 
-    def get(self, path: Path, digest: str, filename: str) -> list[Finding] | None:
-        """The findings stored for this file's content, named `filename`; None on a miss."""
+    def get(self, path: Path, digest: str, filename: str) -> CachedResult | None:
+        """The findings stored for this file's content, named `filename`, and the summary
+        digests they depend on; None on a miss."""
         key = os.path.abspath(path)
         entry = self._entries.get(key)
         try:
-            if entry is None or entry[0] != digest:
+            if entry is None or entry[0] != digest or not isinstance(entry[2], dict):
                 return None
             findings = [Finding.from_dict({**item, "filename": filename}) for item in entry[1]]
         except (LookupError, TypeError, ValueError, AttributeError):  # a damaged entry is a miss
             return None
         self._seen.add(key)
-        return findings
+        return CachedResult(findings, entry[2])
 
-    def put(self, path: Path, digest: str, findings: Sequence[Finding]) -> None:
+    def put(self, path: Path, digest: str, findings: Sequence[Finding], deps: dict[str, str] | None = None) -> None:
         key = os.path.abspath(path)
         items = []
         for finding in findings:
             item = finding.to_dict()
             del item["filename"]  # the file is named as the user names it, run by run
             items.append(item)
-        self._entries[key] = [digest, items]
+        self._entries[key] = [digest, items, dict(deps or {})]
         self._seen.add(key)
         self._written.add(key)
+
+    def summaries(self) -> dict[str, tuple[str, Any]]:
+        """Module summaries by absolute path: (content digest, summary or None)."""
+        return {
+            key: (value[0], value[1])
+            for key, value in self._summaries.items()
+            if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str)
+        }
+
+    def put_summaries(self, summaries: dict[str, tuple[str, Any]]) -> None:
+        for key, (digest, summary) in summaries.items():
+            old = self._summaries.get(key)
+            if not (isinstance(old, list) and old[:1] == [digest]):
+                self._summaries[key] = [digest, summary]
+                self._summaries_written.add(key)
 
     def save(self) -> None:
         """Write the index if anything changed, merged with what concurrent runs saved
         since it was read; never fails the run."""
-        if not self._written:
+        if not (self._written or self._summaries_written):
             return
         try:
             self._create_folder()
             import tempfile  # here: a run whose results all come from the cache writes nothing
 
             with _locked(self.folder / _LOCK_NAME):
-                entries = self._merged_with_disk()
+                entries, summaries = self._merged_with_disk()
                 handle, temp = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=self.folder)
                 try:
                     with os.fdopen(handle, "w", encoding="utf-8") as out:
-                        json.dump({"format": FORMAT, "key": self.key, "entries": entries}, out, separators=(",", ":"))
+                        json.dump(
+                            {"format": FORMAT, "key": self.key, "entries": entries, "summaries": summaries},
+                            out,
+                            separators=(",", ":"),
+                        )
                     os.replace(temp, self.path)
                 except BaseException:
                     os.unlink(temp)
@@ -171,12 +204,16 @@ class ResultCache:
         except OSError:
             return
 
-    def _merged_with_disk(self) -> dict[str, Any]:
-        """This run's entries over the index as it is on disk now: another run may have
-        saved entries of other files (or newer ones of files this run only read)."""
-        merged = {**self._entries, **self._load()}
+    def _merged_with_disk(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """This run's entries and summaries over the index as it is on disk now: another run
+        may have saved entries of other files (or newer ones of files this run only read)."""
+        disk_entries, disk_summaries = self._load()
+        merged = {**self._entries, **disk_entries}
         merged.update((key, self._entries[key]) for key in self._written)
-        return {key: value for key, value in merged.items() if key in self._seen or os.path.exists(key)}
+        entries = {key: value for key, value in merged.items() if key in self._seen or os.path.exists(key)}
+        summaries = {**self._summaries, **disk_summaries}
+        summaries.update((key, self._summaries[key]) for key in self._summaries_written)
+        return entries, {key: value for key, value in summaries.items() if os.path.exists(key)}
 
     def _create_folder(self) -> None:
         if self.folder.is_dir():

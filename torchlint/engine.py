@@ -15,7 +15,7 @@ import sys
 import threading
 import warnings
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from torchlint.finding import (
     INTERNAL_ERROR_CODE,
@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     # LibCST (a tenth of a second to import) is imported when a file is parsed: a run
     # whose files trigger no rule never needs it.
     import libcst as cst
+
+if TYPE_CHECKING:
+    from torchlint.project import ProjectView
 
 
 class ParseFailure(Exception):
@@ -254,10 +257,31 @@ def one_line(text: str, limit: int = 200) -> str:
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
+def summarize_source(source: str) -> dict[str, Any] | None:
+    """The summary that other files of a project see of this module (see
+    `torchlint.rules._summaries`); None when Python cannot parse it."""
+    from torchlint.rules._summaries import summarize
+
+    try:
+        with INTERPRETER_LOCK, warnings.catch_warnings(), recursion_limit(GUARD_RECURSION_LIMIT):
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+            return summarize(tree)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def check_source(
-    source: str, filename: str, rules: Sequence[Rule], *, noqa: bool = True, unused_suppressions: bool = False
+    source: str,
+    filename: str,
+    rules: Sequence[Rule],
+    project: ProjectView | None = None,
+    *,
+    noqa: bool = True,
+    unused_suppressions: bool = False,
 ) -> list[Finding]:
-    """Check one file's text with `rules`; never raises for any input.
+    """Check one file's text with `rules`; never raises for any input. `project` resolves
+    its imports of the project's other modules (and records which summaries it used).
 
     `noqa=False` leaves `# noqa` comments to the caller (flake8 applies them itself);
     `unused_suppressions` adds TL900 findings for suppression comments that suppress nothing.
@@ -273,7 +297,7 @@ def check_source(
             except ParseFailure as failure:
                 return [parse_error(filename, failure.line, failure.column, failure.reason)]
             with recursion_limit(TREE_RECURSION_LIMIT):
-                findings = _run_rules(FileContext(filename, source, module), active)
+                findings = _run_rules(FileContext(filename, source, module, project), active)
     suppressions = parse_suppressions(source, noqa=noqa)
     kept = [
         f

@@ -19,6 +19,7 @@ from torchlint import api, engine
 from torchlint.config import Config
 from torchlint.finding import PARSE_ERROR_CODE, Edit, Finding
 from torchlint.notebook import cell_with_newline, parse_notebook, with_cell_sources
+from torchlint.project import Project, ProjectView
 from torchlint.rule import Rule
 from torchlint.sources import SourceFile, Unreadable, encode, read_source, write_bytes
 
@@ -75,24 +76,36 @@ def fix_findings(
     cwd = cwd or Path.cwd()
     names = list(dict.fromkeys(f.filename for f in findings if applicable(f, unsafe)))
     rules: dict[int, list[Rule]] = {}
+    # Checked again as the check saw them: with the project's other modules.
+    project = Project(api.summarize_text)
     files = []
     for name in names:
         file_config = config_for(cwd / name) if config_for is not None else config
         file_rules = rules.setdefault(id(file_config), api.enabled_rules(file_config))
-        files.append(fix_file(cwd / name, name, file_rules, file_config, unsafe, write))
+        files.append(
+            fix_file(cwd / name, name, file_rules, file_config, unsafe, write, ProjectView.of(project, cwd / name))
+        )
     redone = {f.name: f.remaining for f in files if f.changed}
     kept = [f for f in findings if f.filename not in redone]
     return FixResult(files, sorted([*kept, *(f for remaining in redone.values() for f in remaining)]))
 
 
-def fix_file(path: Path, name: str, rules: Sequence[Rule], config: Config, unsafe: bool, write: bool) -> FileFix:
+def fix_file(
+    path: Path,
+    name: str,
+    rules: Sequence[Rule],
+    config: Config,
+    unsafe: bool,
+    write: bool,
+    project: ProjectView | None = None,
+) -> FileFix:
     original = read_source(path)
     if isinstance(original, Unreadable):
         return FileFix(name, 0, [], error=original.reason)
     if original.newline is None:
-        findings = api.findings_for(original, name, rules, config)
+        findings = api.findings_for(original, name, rules, config, project)
         return FileFix(name, 0, findings, error="mixes newline styles; not fixed, to keep the other lines as they are")
-    current, fixed, findings = fix_source(original, name, rules, config, unsafe)
+    current, fixed, findings = fix_source(original, name, rules, config, unsafe, project)
     if fixed == 0:
         return FileFix(name, 0, findings)
     diff = source_diff(original, current, name)
@@ -108,10 +121,15 @@ def fix_file(path: Path, name: str, rules: Sequence[Rule], config: Config, unsaf
 
 
 def fix_source(
-    source: SourceFile, name: str, rules: Sequence[Rule], config: Config, unsafe: bool
+    source: SourceFile,
+    name: str,
+    rules: Sequence[Rule],
+    config: Config,
+    unsafe: bool,
+    project: ProjectView | None = None,
 ) -> tuple[SourceFile, int, list[Finding]]:
     """Fix `source` in memory: (the fixed source, how many fixes were applied, its findings)."""
-    findings = api.findings_for(source, name, rules, config)
+    findings = api.findings_for(source, name, rules, config, project)
     fixed = passes = 0
     rejected: set[Finding] = set()
     one_at_a_time = False
@@ -122,7 +140,7 @@ def fix_source(
         if one_at_a_time:
             chosen = chosen[:1]
         updated = _apply(source, chosen)
-        after = api.findings_for(updated, name, rules, config)
+        after = api.findings_for(updated, name, rules, config, project)
         if _parse_errors(after) > _parse_errors(findings) or updated.text == source.text:
             # A fix that breaks the parse or changes nothing: find it by trying the
             # fixes one at a time, and leave it out.

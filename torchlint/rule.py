@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     # and a fully cached run can name rules without importing it.
     import libcst as cst
 
+    from torchlint.project import ProjectView
+
 T = TypeVar("T")
 
 
@@ -59,12 +61,17 @@ class Report:
 
 
 class FileContext:
-    """One parsed file, plus analyses that rules share and compute at most once."""
+    """One parsed file, plus analyses that rules share and compute at most once.
 
-    def __init__(self, filename: str, source: str, module: cst.Module) -> None:
+    `project`, when the file is checked as part of a project, resolves the names it
+    imports to the summaries of the project's other modules (None: nothing is known
+    beyond this file)."""
+
+    def __init__(self, filename: str, source: str, module: cst.Module, project: ProjectView | None = None) -> None:
         self.filename = filename
         self.source = source
         self.module = module
+        self.project = project
         self._analyses: dict[Callable[[FileContext], Any], Any] = {}
 
     def analysis(self, compute: Callable[[FileContext], T]) -> T:

@@ -90,6 +90,8 @@ from torchlint.rules._analysis.vocabulary import (
     MODEL_WRAPPERS as MODEL_WRAPPERS,
     ITERABLE_WRAPPERS as ITERABLE_WRAPPERS,
     is_test_file as is_test_file,
+    says_clear_helper as says_clear_helper,
+    says_grad_free as says_grad_free,
     says_host as says_host,
     TENSOR_FACTORIES as TENSOR_FACTORIES,
 )

@@ -25,6 +25,16 @@ CLEAR_HELPER = re.compile(r"(?i)(zero_?grads?|clear_?grads?|reset_?grads?|grads?
 _NAME_TOKENS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
+def says_grad_free(short_name: str) -> bool:
+    """A context manager's or decorator's own name says it turns gradients off."""
+    return short_name != "enable_grad" and bool(GRAD_FREE_NAME.search(short_name))
+
+
+def says_clear_helper(name: str | None) -> bool:
+    """A helper named like `zero_grads`, `clear_grad`, `set_grads_none`."""
+    return bool(name) and CLEAR_HELPER.search(name or "") is not None
+
+
 def name_tokens(name: str) -> list[str]:
     """`optimizerG` -> [optimizer, g]; `d_opt2` -> [d, opt, 2]; `FusedAdam` -> [fused, adam]."""
     return [t.lower() for part in name.split("_") for t in _NAME_TOKENS.findall(part)]

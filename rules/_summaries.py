@@ -1,0 +1,598 @@
+"""Summaries: what other modules see of a module's functions, methods and classes.
+
+Answers "what does this function of another module do that a rule cares about?" without
+parsing that module again: `summarize(tree)` turns one module into plain JSON data,
+computed once per file content and cached (`torchlint.project` resolves imports to
+modules and records which summary entries a check used); the queries at the end
+(`call_effects`, `class_mode_free`, ...) are what rules ask.
+
+The summary walks Python's `ast`, not LibCST: it runs over every project module that a
+checked file imports, and CPython's parser with a walk is about ten times cheaper than a
+LibCST parse. Its vocabulary (what counts as a gradient clear, an optimizer, a
+gradient-free context) is the analysis library's (`_analysis`), so that a helper in
+another module means what the same code means in the checked file.
+
+## The data
+```
+{"imports": {local name: written target},          # `from .x import f` -> {"f": ".x.f"}
+ "defs": {name: function or class entry}}
+function: {"kind": "function", "params": [...], "effects": [...], "calls": [...],
+           "mode_params": {param: "eval" | "train" | "flag:<param>"},
+           "runs": [params and `self.<attr>` it calls: `model(x)`, `self.net.forward(x)`, `self.log(x)`],
+           "returns": [...]}
+class:    {"kind": "class", "bases": [...], "methods": {name: function}, "attrs": {attr: [...]},
+           "mode_words": bool, "dropout_params": {param: default}, "init_params": [...],
+           "uses": [...]}
+```
+Names are written as the module sees them: `:f` for its own definitions (`:Trainer.step`
+for `self.step()` in `Trainer`), `.x.f` for relative imports, `pkg.x.f` for absolute
+ones; `ModuleRef.absolute` makes them absolute. `calls` lists only calls of the project's
+own names (imports and definitions), which is what effects flow through.
+
+Effects: `clears_grads` (`zero_grad()`, `p.grad = None`, `p.grad.zero_()`, a helper
+named like `zero_grads`), `steps` (an optimizer's or a scaler's `step`), `backward`,
+`syncs` (`torch.cuda.synchronize()`, host reads `.item()`, `.cpu()`, `.tolist()`,
+`.numpy()`), `grad_free` (decorated with `no_grad` / `inference_mode`),
+`enters_grad_free` (a `with` of one), `sets_eval` / `sets_train`, `moves_device`
+(`.to()`, `.cuda()`), `selects_gpu` (`torch.cuda.set_device`, `torch.cuda.device(...)`,
+`CUDA_VISIBLE_DEVICES`, `init_process_group(device_id=...)`), `inits_process_group`,
+`distributed_sampler` (builds a `DistributedSampler` that shuffles).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import TYPE_CHECKING, Any, Iterable
+
+import libcst as cst
+
+from torchlint.rule import FileContext
+from torchlint.rules import _analysis as an
+
+if TYPE_CHECKING:
+    from torchlint.project import Entry, ProjectView
+
+# Words in a network's code that mean eval mode changes what it computes.
+MODE_DEPENDENT = re.compile(
+    r"(?i)dropout|batch_?norm|instance_?norm|training|\beval\b|\btrain\b|lstm|gru|rnn|transformer|attention"
+)
+_DROPOUT_LAYER = re.compile(r"Dropout\d?d?$")
+# Methods that wait for the GPU to finish the work queued so far: host reads, and the
+# `synchronize()` of a device, stream or event.
+HOST_READS = frozenset({"item", "cpu", "tolist", "numpy", "synchronize"})
+TORCH_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module"})
+# How many calls deep effects are followed through other functions.
+MAX_DEPTH = 4
+
+Summary = dict[str, Any]
+
+
+# ---------------------------------------------------------------------------
+# Building a summary from one module's tree: the import statements first, then one
+# walk over every node (a walk per function and class made summaries cost nearly as
+# much as the LibCST parse they are meant to spare).
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def summarize(tree: ast.Module) -> Summary:
+    """The summary of one module (see the module docstring for its shape)."""
+    imports = _imports(tree)
+    own = {node.name for node in tree.body if isinstance(node, (*_DEFS, ast.ClassDef))}
+    walk = _Walk(_Names(imports, own))
+    walk.run(tree)
+    return {"imports": imports, "defs": walk.defs}
+
+
+def _imports(tree: ast.Module) -> dict[str, str]:
+    """Local name -> written target, for the import statements anywhere in the module."""
+    imports: dict[str, str] = {}
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    imports[alias.asname] = alias.name
+                else:
+                    head = alias.name.partition(".")[0]
+                    imports[head] = head
+        elif isinstance(node, ast.ImportFrom):
+            base = "." * node.level + (node.module or "")
+            for alias in node.names:
+                if alias.name != "*":
+                    sep = "" if base.endswith(".") else "."
+                    imports[alias.asname or alias.name] = f"{base}{sep}{alias.name}"
+        for name in _STATEMENT_LISTS:
+            children = getattr(node, name, None)
+            if children:
+                stack.extend(reversed(children))
+    return imports
+
+
+class _Names:
+    """Names as the module writes them (`:f`, `.x.f`, `pkg.f`), through its imports."""
+
+    def __init__(self, imports: dict[str, str], own: set[str]) -> None:
+        self.imports = imports
+        self.own = own
+
+    def written(self, expr: ast.expr, cls: str | None) -> str | None:
+        """The written name of a call target or base class; None for anything local."""
+        dotted = _dotted(expr)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        if head == "self" and cls is not None and rest and "." not in rest:
+            return f":{cls}.{rest}"
+        target = self.imports.get(head)
+        if target is not None:
+            return f"{target}.{rest}" if rest else target
+        if head in self.own:
+            return f":{dotted}"
+        return None
+
+    def qualified(self, expr: ast.expr) -> str:
+        """The dotted name through the imports, as written when nothing was imported."""
+        dotted = _dotted(expr) or ""
+        head, _, rest = dotted.partition(".")
+        target = self.imports.get(head)
+        if target is None:
+            return dotted
+        return f"{target}.{rest}" if rest else target
+
+
+def _dotted(expr: ast.expr) -> str | None:
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if isinstance(expr, ast.Name):
+        parts.append(expr.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _last(expr: ast.expr) -> str:
+    while isinstance(expr, ast.Subscript):
+        expr = expr.value
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    return expr.id if isinstance(expr, ast.Name) else ""
+
+
+def _is_grad(expr: ast.expr) -> bool:
+    while isinstance(expr, ast.Attribute):
+        if expr.attr == "grad":
+            return True
+        expr = expr.value
+    return False
+
+
+def _params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    args = func.args
+    return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+
+
+class _Function:
+    """What one function or method does, gathered during the walk."""
+
+    def __init__(self, func: ast.FunctionDef | ast.AsyncFunctionDef, cls: str | None, names: _Names) -> None:
+        self.cls = cls
+        self.params = _params(func)
+        self.effects: set[str] = set()
+        self.calls: dict[str, None] = {}
+        self.modes: dict[str, str] = {}
+        self.runs: dict[str, None] = {}
+        self.returns: list[ast.expr] = []
+        self.assigned: dict[str, ast.expr] = {}
+        if any(_grad_free(d, names) for d in func.decorator_list):
+            self.effects.add("grad_free")
+
+    def data(self, names: _Names) -> Summary:
+        returns: dict[str, None] = {}
+        for value in self.returns:
+            if isinstance(value, ast.Name) and value.id in self.assigned:
+                value = self.assigned[value.id]
+            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in ("to", "cuda"):
+                value = value.func.value
+            if isinstance(value, ast.Call):
+                target = names.written(value.func, self.cls) or names.qualified(value.func)
+                if target:
+                    returns[target] = None
+        return {
+            "kind": "function",
+            "params": self.params,
+            "effects": sorted(self.effects),
+            "calls": list(self.calls),
+            "mode_params": self.modes,
+            "runs": list(self.runs),
+            "returns": list(returns),
+        }
+
+
+class _Class:
+    """What one class holds, gathered during the walk."""
+
+    def __init__(self, node: ast.ClassDef) -> None:
+        self.node = node
+        self.methods: dict[str, _Function] = {}
+        self.attrs: dict[str, dict[str, None]] = {}
+        self.uses: dict[str, None] = {}
+        self.dropout_rates: list[ast.expr] = []
+        self.words: list[str] = []
+        self.skipped: set[int] = set()
+        self.init_params: list[str] = []
+        self.defaults: dict[str, Any] = {}
+        init = next((m for m in node.body if isinstance(m, _DEFS) and m.name == "__init__"), None)
+        if init is not None:
+            self.init_params = _params(init)[1:]
+            args = init.args
+            positional = [*args.posonlyargs, *args.args]
+            pairs = [*zip(positional[len(positional) - len(args.defaults) :], args.defaults)]
+            pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+            for arg, default in pairs:
+                self.defaults[arg.arg] = default.value if isinstance(default, ast.Constant) else None
+
+    def data(self, names: _Names) -> Summary:
+        dropout_params = {
+            rate.id: self.defaults.get(rate.id)
+            for rate in self.dropout_rates
+            if isinstance(rate, ast.Name) and rate.id in self.init_params
+        }
+        words = " ".join(w for w in self.words if w not in dropout_params)
+        return {
+            "kind": "class",
+            "bases": [names.written(b, None) or names.qualified(b) for b in self.node.bases],
+            "methods": {name: method.data(names) for name, method in self.methods.items()},
+            "attrs": {attr: list(values) for attr, values in self.attrs.items()},
+            "mode_words": bool(MODE_DEPENDENT.search(words)),
+            "dropout_params": dropout_params,
+            "init_params": self.init_params,
+            "uses": list(self.uses),
+        }
+
+
+class _Walk:
+    """One walk over a module; effects of nested functions count for the functions
+    around them (a closure passed to `optimizer.step(closure)` runs in its caller)."""
+
+    def __init__(self, names: _Names) -> None:
+        self.names = names
+        self.defs: dict[str, Any] = {}
+        self.docstrings: set[int] = set()
+
+    def run(self, tree: ast.Module) -> None:
+        tops: list[tuple[str, _Function | _Class]] = []
+        # (node, functions it runs in, the function whose own body it is, its class)
+        stack: list[tuple[ast.AST, tuple[_Function, ...], _Function | None, _Class | None]] = []
+        for node in reversed(tree.body):
+            stack.append((node, (), None, None))
+        while stack:
+            node, active, own, cls = stack.pop()
+            kind = type(node)
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                assert isinstance(node, _DEFS)
+                if not active and (cls is None or node in cls.node.body):
+                    func = _Function(node, cls.node.name if cls is not None else None, self.names)
+                    if cls is None:
+                        tops.append((node.name, func))
+                    else:
+                        cls.methods[node.name] = func
+                    active, own = (func,), func
+                else:
+                    own = None
+                if cls is not None:
+                    cls.words.append(node.name)
+            elif kind is ast.ClassDef:
+                assert isinstance(node, ast.ClassDef)
+                if not active and cls is None:
+                    cls = _Class(node)
+                    tops.append((node.name, cls))
+                elif cls is not None:
+                    cls.words.append(node.name)
+                own = None
+            elif kind is ast.Lambda:
+                own = None
+            elif kind is ast.Call:
+                assert isinstance(node, ast.Call)
+                self._call(node, active, cls)
+            elif kind is ast.Name:
+                if cls is not None and id(node) not in cls.skipped:
+                    cls.words.append(node.id)  # type: ignore[attr-defined]
+            elif kind is ast.Attribute:
+                if cls is not None and id(node) not in cls.skipped:
+                    cls.words.append(node.attr)  # type: ignore[attr-defined]
+            elif kind is ast.arg or kind is ast.keyword:
+                word = node.arg  # type: ignore[attr-defined]
+                if cls is not None and word:
+                    cls.words.append(word)
+            elif kind is ast.Constant:
+                value = node.value  # type: ignore[attr-defined]
+                if value == "CUDA_VISIBLE_DEVICES":
+                    for func in active:
+                        func.effects.add("selects_gpu")
+                if cls is not None and isinstance(value, str) and id(node) not in self.docstrings:
+                    cls.words.append(value)
+            elif kind is ast.Expr:
+                if isinstance(node.value, ast.Constant):  # type: ignore[attr-defined]
+                    self.docstrings.add(id(node.value))  # type: ignore[attr-defined]
+            elif kind is ast.With or kind is ast.AsyncWith:
+                if any(_grad_free(item.context_expr, self.names) for item in node.items):  # type: ignore[attr-defined]
+                    for func in active:
+                        func.effects.add("enters_grad_free")
+            elif kind is ast.Assign:
+                assert isinstance(node, ast.Assign)
+                self._assign(node, active, cls)
+            elif kind is ast.Delete:
+                if any(_is_grad(t) for t in node.targets):  # type: ignore[attr-defined]
+                    for func in active:
+                        func.effects.add("clears_grads")
+            elif kind is ast.Return:
+                if own is not None and node.value is not None:  # type: ignore[attr-defined]
+                    own.returns.append(node.value)  # type: ignore[attr-defined]
+            for field in node._fields:
+                value = getattr(node, field, None)
+                if type(value) is list:
+                    for item in reversed(value):
+                        if isinstance(item, ast.AST):
+                            stack.append((item, active, own, cls))
+                elif isinstance(value, ast.AST):
+                    stack.append((value, active, own, cls))
+        for name, found in tops:
+            self.defs[name] = found.data(self.names)
+
+    def _assign(self, node: ast.Assign, active: tuple[_Function, ...], cls: _Class | None) -> None:
+        for target in node.targets:
+            if _is_grad(target):
+                for func in active:
+                    func.effects.add("clears_grads")
+            if isinstance(target, ast.Name):
+                for func in active:
+                    func.assigned[target.id] = node.value
+            elif cls is not None and isinstance(target, ast.Attribute) and _dotted(target.value) == "self":
+                values = cls.attrs.setdefault(target.attr, {})
+                if isinstance(node.value, ast.Call):
+                    written = self.names.written(node.value.func, cls.node.name) or self.names.qualified(node.value.func)
+                    if written:
+                        values[written] = None
+
+    def _call(self, call: ast.Call, active: tuple[_Function, ...], cls: _Class | None) -> None:
+        func = call.func
+        if cls is not None:
+            written = self.names.written(func, cls.node.name)
+            if written is not None and not written.startswith("torch.") and not written.startswith(f":{cls.node.name}."):
+                cls.uses[written] = None
+            if _DROPOUT_LAYER.search(_last(func)):
+                rate = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "p"), None)
+                if isinstance(rate, ast.Name):
+                    cls.dropout_rates.append(rate)
+                    cls.skipped.update(id(n) for n in ast.walk(func))
+        if not active:
+            return
+        qualified = self.names.qualified(func)
+        short = qualified.rpartition(".")[2]
+        method = func.attr if isinstance(func, ast.Attribute) else None
+        owner = func.value if isinstance(func, ast.Attribute) else None
+        found: set[str] = set()
+        if method == "zero_grad" or an.says_clear_helper(_last(func)):
+            found.add("clears_grads")
+        elif method in ("zero_", "fill_", "mul_", "detach_") and owner is not None and _is_grad(owner):
+            found.add("clears_grads")
+        elif method == "step" and owner is not None:
+            owner_name = _last(owner)
+            if ("scaler" in owner_name.lower() and call.args) or an.name_says_optimizer(owner_name):
+                found.add("steps")
+        elif method in ("backward", "manual_backward") or qualified == "torch.autograd.backward":
+            found.add("backward")
+        if qualified.endswith("cuda.synchronize") or method in HOST_READS:
+            found.add("syncs")
+        if method in ("to", "cuda"):
+            found.add("moves_device")
+        if short in ("set_device", "set_device_index") or qualified == "torch.cuda.device":
+            found.add("selects_gpu")
+        if short == "init_process_group":
+            found.add("inits_process_group")
+            if any(k.arg == "device_id" for k in call.keywords):
+                found.add("selects_gpu")
+        if short == "DistributedSampler" and _shuffles(call):
+            found.add("distributed_sampler")
+        for function in active:
+            function.effects |= found
+            written = self.names.written(func, function.cls)
+            if written is not None:
+                function.calls[written] = None
+        called = _dotted(owner) if method == "forward" and owner is not None else _dotted(func)
+        target = active[0]
+        if called is not None and (called in target.params or (called.startswith("self.") and called.count(".") == 1)):
+            target.runs[called] = None
+        if method in ("eval", "train") and owner is not None:
+            mode = _mode(call, method, target.params)
+            if mode is not None:
+                for function in active:
+                    function.effects.add("sets_train" if mode == "train" else "sets_eval")
+                owner_name = _dotted(owner)
+                if owner_name in target.params:
+                    target.modes[owner_name] = mode
+
+
+def _shuffles(sampler: ast.Call) -> bool:
+    """A `DistributedSampler` that shuffles: no `shuffle=` other than True, and not given
+    `shuffle` positionally (its fourth argument) or through `*args` / `**kwargs`."""
+    if len(sampler.args) >= 4 or any(isinstance(a, ast.Starred) for a in sampler.args):
+        return False
+    for keyword in sampler.keywords:
+        if keyword.arg is None or (keyword.arg == "shuffle" and not (isinstance(keyword.value, ast.Constant) and keyword.value.value is True)):
+            return False
+    return True
+
+
+def _grad_free(expr: ast.expr, names: _Names) -> bool:
+    target = expr.func if isinstance(expr, ast.Call) else expr
+    short = names.qualified(target).rpartition(".")[2]
+    if short == "set_grad_enabled":
+        args = expr.args if isinstance(expr, ast.Call) else []
+        return not (args and isinstance(args[0], ast.Constant) and args[0].value is True)
+    return an.says_grad_free(short)
+
+
+def _mode(call: ast.Call, method: str, params: list[str]) -> str | None:
+    if method == "eval":
+        return None if call.args else "eval"
+    if not call.args:
+        return "train"
+    arg = call.args[0]
+    if isinstance(arg, ast.Constant):
+        return "train" if arg.value else "eval"
+    if isinstance(arg, ast.Name) and arg.id in params:
+        return f"flag:{arg.id}"
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Queries: what a checked file asks about the project's other modules.
+
+
+def view(ctx: FileContext) -> ProjectView | None:
+    return ctx.project  # type: ignore[no-any-return]
+
+
+def entry_for(ctx: FileContext, expr: cst.BaseExpression) -> Entry | None:
+    """The project definition an imported name denotes (`helpers.clear` after `import
+    helpers`, `clear` after `from .helpers import clear`), or a method of a project
+    class that a `self.` attribute holds (`self.devices.pin`); None for local names,
+    names of installed packages and anything unknown."""
+    project = view(ctx)
+    if project is None:
+        return None
+    imps = an.imports(ctx)
+    if not imps.is_imported(expr):
+        return _attribute_entry(ctx, project, expr)
+    name = imps.qualify(expr)
+    return project.lookup(name) if name else None
+
+
+def _attribute_entry(ctx: FileContext, project: ProjectView, expr: cst.BaseExpression) -> Entry | None:
+    """The method that `self.helper.method` names when every value this file assigns to
+    `self.helper` is an instance of one project class (`self.helper = Helper()`)."""
+    name = an.dotted(expr)
+    if name is None or not name.startswith("self.") or name.count(".") != 2:
+        return None
+    attribute, _, method = name.rpartition(".")
+    values = an.assigned_values(ctx).get(attribute, [])
+    imps = an.imports(ctx)
+    classes = {
+        imps.qualify(value.func) if isinstance(value, cst.Call) and imps.is_imported(value.func) else None
+        for value in values
+    }
+    if len(classes) != 1 or None in classes:
+        return None
+    owner = project.lookup(classes.pop() or "")
+    if owner is None or owner.kind != "class":
+        return None
+    return project.lookup(f"{owner.name}.{method}", owner.module)
+
+
+def effects(ctx: FileContext, entry: Entry, depth: int = 0) -> frozenset[str]:
+    """What running `entry` does, through the project functions it calls (a class: its
+    `__init__`)."""
+    data = entry.data
+    if entry.kind == "class":
+        data = data.get("methods", {}).get("__init__", {})
+    found = set(data.get("effects", ()))
+    project = view(ctx)
+    if project is None or depth >= MAX_DEPTH:
+        return frozenset(found)
+    for written in data.get("calls", ()):
+        callee = project.lookup(written, entry.module)
+        if callee is not None and callee.kind in ("function", "class"):
+            found |= effects(ctx, callee, depth + 1)
+    return frozenset(found)
+
+
+def call_effects(ctx: FileContext, call: cst.Call) -> frozenset[str]:
+    """The effects of a call of a project function or class; empty when unknown."""
+    entry = entry_for(ctx, call.func)
+    return effects(ctx, entry) if entry is not None and entry.kind in ("function", "class") else frozenset()
+
+
+def runs_with_gradients(ctx: FileContext, call: cst.Call, key: str) -> bool:
+    """A call of a project function that runs the module `key` names (passed as an
+    argument) with gradients: it calls the parameter bound to it, outside any grad-free
+    context, and does not put it in train mode."""
+    entry = entry_for(ctx, call.func)
+    if entry is None or entry.kind != "function":
+        return False
+    data = entry.data
+    if {"grad_free", "enters_grad_free", "sets_train"} & effects(ctx, entry):
+        return False
+    bound = _bound_arguments(data.get("params", []), call)
+    return any(an.dotted(bound[param]) == key for param in data.get("runs", ()) if param in bound)
+
+
+def builds_distributed_loader(ctx: FileContext, call: cst.Call) -> bool:
+    """A call of a project factory that builds a shuffling `DistributedSampler` and returns
+    a `DataLoader` (`make_loader(dataset)` in a data module)."""
+    entry = entry_for(ctx, call.func)
+    if entry is None or entry.kind != "function":
+        return False
+    returns = entry.data.get("returns", ())
+    return "distributed_sampler" in effects(ctx, entry) and any(r.endswith("DataLoader") for r in returns)
+
+
+def any_call_has(ctx: FileContext, calls: Iterable[cst.Call], effect: str) -> cst.Call | None:
+    """The first of `calls` that runs a project function with `effect`."""
+    for call in calls:
+        if effect in call_effects(ctx, call):
+            return call
+    return None
+
+
+def class_mode_free(ctx: FileContext, entry: Entry, call: cst.Call | None = None, depth: int = 0) -> bool:
+    """Whether a network class of the project computes the same in train and eval mode:
+    no mode-dependent layer in its code, its bases or the project classes it builds, and
+    every dropout whose rate is an `__init__` parameter built with rate 0 (by `call`'s
+    arguments, else the parameter's default). Unknown parts answer False."""
+    data = entry.data
+    if entry.kind != "class" or data.get("mode_words", True) or depth >= MAX_DEPTH:
+        return False
+    bound = _bound_arguments(data.get("init_params", []), call)
+    for param, default in data.get("dropout_params", {}).items():
+        rate = _number(bound[param]) if param in bound else default
+        if isinstance(rate, bool) or rate != 0:
+            return False
+    project = view(ctx)
+    if project is None:
+        return False
+    for base in data.get("bases", ()):
+        if base in TORCH_MODULE_BASES:
+            continue
+        inner = project.lookup(base, entry.module)
+        if inner is None or not class_mode_free(ctx, inner, None, depth + 1):
+            return False
+    for written in data.get("uses", ()):
+        inner = project.lookup(written, entry.module)
+        if inner is None or not class_mode_free(ctx, inner, None, depth + 1):
+            return False  # unknown, or a function that may build any layer
+    return True
+
+
+def _number(expr: cst.BaseExpression) -> float | None:
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return float(expr.evaluated_value)
+    return None
+
+
+def _bound_arguments(params: list[str], call: cst.Call | None) -> dict[str, cst.BaseExpression]:
+    if call is None:
+        return {}
+    bound: dict[str, cst.BaseExpression] = {}
+    for param, arg in zip(params, an.positional(call)):
+        bound[param] = arg.value
+    for arg in call.args:
+        if arg.keyword is not None:
+            bound[arg.keyword.value] = arg.value
+    return bound

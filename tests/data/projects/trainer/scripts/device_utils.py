@@ -1,0 +1,5 @@
+import torch
+
+
+def pin_process_gpu(rank):
+    torch.cuda.set_device(rank)

@@ -1,0 +1,1 @@
+from .helpers import begin_step as begin_training_step

@@ -1,0 +1,203 @@
+"""Whole-project analysis: module resolution, findings that appear or disappear only
+through another module of the project, and the cache that re-checks exactly the files
+whose checks used an edited summary."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from torchlint import api
+from torchlint.config import Config
+from torchlint.project import MISSING, OUTSIDE, Project, ProjectView
+
+PROJECT = Path(__file__).parent / "data" / "projects" / "trainer"
+PACKAGE = PROJECT / "src" / "trainproj"
+
+
+def no_summaries(text: str) -> None:
+    raise AssertionError("resolving module names must not summarise anything")
+
+
+def findings(paths: list[Path], cwd: Path, cache: Path | None = None) -> api.CheckResult:
+    return api.check_paths(paths, Config(), cwd=cwd, jobs=1, cache_dir=cache)
+
+
+def codes_by_file(result: api.CheckResult) -> set[tuple[str, str, int]]:
+    return {(Path(f.filename).name, f.code, f.line) for f in result.findings}
+
+
+# -- module names and search paths
+
+
+def test_a_src_layout_package_resolves_absolute_imports_of_its_own_modules() -> None:
+    project = Project(no_summaries)
+    view = ProjectView.of(project, PACKAGE / "train_ddp.py")
+    assert view.module.name == "trainproj.train_ddp"
+    found = project.find_module("trainproj.distributed", view.module.search)
+    assert found is not None and found.path == (PACKAGE / "distributed.py").resolve()
+    package = project.find_module("trainproj", view.module.search)
+    assert package is not None and package.path.name == "__init__.py"
+
+
+def test_relative_names_resolve_against_the_importing_package() -> None:
+    project = Project(no_summaries)
+    module = ProjectView.of(project, PACKAGE / "train_loop.py").module
+    assert module.absolute(".helpers.prepare") == "trainproj.helpers.prepare"
+    assert module.absolute(".") == "trainproj"
+    assert module.absolute(":fit") == "trainproj.train_loop.fit"
+    assert module.absolute("..outside") is None  # above the top package
+    init = ProjectView.of(project, PACKAGE / "__init__.py").module
+    assert init.name == "trainproj" and init.absolute(".helpers.x") == "trainproj.helpers.x"
+
+
+def test_a_script_sees_its_sibling_modules() -> None:
+    project = Project(no_summaries)
+    module = ProjectView.of(project, PROJECT / "scripts" / "launch.py").module
+    assert module.name == "launch"
+    found = project.find_module("device_utils", module.search)
+    assert found is not None and found.path.name == "device_utils.py"
+
+
+def test_installed_packages_stay_unknown() -> None:
+    project = Project(api.summarize_text)
+    view = ProjectView.of(project, PACKAGE / "train_ddp.py")
+    assert view.lookup("torch.cuda.set_device") is None
+    assert view.used == {"torch.cuda.set_device": OUTSIDE}
+    assert view.lookup("trainproj.helpers.no_such_helper") is None
+    assert view.used["trainproj.helpers.no_such_helper"] == MISSING
+
+
+def test_a_package_reexport_is_followed_to_the_defining_module() -> None:
+    view = ProjectView.of(Project(api.summarize_text), PACKAGE / "train_loop.py")
+    entry = view.lookup("trainproj.begin_training_step")
+    assert entry is not None and entry.name == "trainproj.helpers.begin_step"
+    assert "clears_grads" in entry.data["effects"]
+
+
+# -- findings through other modules
+
+# (file, code, line): found only when the project's other modules are known (True), or
+# only when the file is checked alone (False).
+THROUGH_OTHER_MODULES = [
+    ("src/trainproj/train_ddp.py", "TL016", 11, False),  # set_device in distributed.py
+    ("scripts/launch.py", "TL016", 10, False),  # set_device in a sibling module
+    ("src/trainproj/launcher.py", "TL016", 15, False),  # a method of the class self.devices holds
+    ("src/trainproj/train_loop.py", "TL001", 14, False),  # helpers.prepare clears
+    ("src/trainproj/evaluate.py", "TL009", 14, False),  # networks without dropout/batch norm
+    ("src/trainproj/benchmark.py", "TL002", 15, False),  # profiling.settle synchronizes
+    ("src/trainproj/train_steps.py", "TL001", 12, True),  # helpers.train_step never clears
+    ("src/trainproj/ddp_trainer.py", "TL014", 21, True),  # data.make_loader's DistributedSampler
+    ("src/trainproj/inference.py", "TL004", 8, True),  # helpers.predict runs the model with grads
+]
+
+
+@pytest.mark.parametrize(("name", "code", "line", "with_project"), THROUGH_OTHER_MODULES)
+def test_a_finding_depends_on_another_module(name: str, code: str, line: int, with_project: bool) -> None:
+    path = PROJECT / name
+    alone = {(f.code, f.line) for f in api.check_source(path.read_text(), str(path))}
+    in_project = {(f.code, f.line) for f in findings([path], PROJECT).findings}
+    assert ((code, line) in in_project) is with_project
+    assert ((code, line) in alone) is not with_project
+
+
+def test_the_whole_project() -> None:
+    result = findings([PROJECT], PROJECT)
+    assert codes_by_file(result) == {
+        ("train_steps.py", "TL001", 12),
+        ("evaluate_dropout.py", "TL009", 14),  # the same evaluation with a dropout network
+        ("ddp_trainer.py", "TL014", 21),  # ddp_trainer_fixed.py calls set_epoch
+        ("inference.py", "TL004", 8),  # not line 9: helpers.predict_quietly holds no_grad
+    }
+
+
+def test_checking_a_few_files_still_summarises_the_modules_they_import() -> None:
+    # Pre-commit passes only changed files; the helpers are read, not reported.
+    result = findings([PACKAGE / "train_steps.py", PACKAGE / "train_ddp.py"], PROJECT)
+    assert result.files_checked == 2
+    assert codes_by_file(result) == {("train_steps.py", "TL001", 12)}
+
+
+# -- the cache
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    copy = tmp_path / "trainer"
+    shutil.copytree(PROJECT, copy)
+    return copy
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+def test_editing_a_helper_rechecks_exactly_the_files_that_use_it(project: Path) -> None:
+    cache = project / ".cache"
+    helpers = project / "src" / "trainproj" / "helpers.py"
+    first = findings([project], project, cache)
+    assert ("train_loop.py", "TL001", 14) not in codes_by_file(first)
+    assert findings([project], project, cache).files_cached == first.files_checked
+
+    edit(helpers, "    optimizer.zero_grad(set_to_none=True)\n", "    pass\n")
+    after = findings([project], project, cache)
+    assert ("train_loop.py", "TL001", 14) in codes_by_file(after)
+    # helpers.py (its bytes) and train_loop.py (the summary it used) are checked again.
+    assert after.files_cached == first.files_checked - 2
+
+    edit(helpers, "    pass\n", "    optimizer.zero_grad(set_to_none=True)\n")
+    restored = findings([project], project, cache)
+    assert codes_by_file(restored) == codes_by_file(first)
+    assert restored.files_cached == first.files_checked - 2
+
+
+def test_an_unrelated_edit_of_a_helper_module_rechecks_only_that_module(project: Path) -> None:
+    cache = project / ".cache"
+    helpers = project / "src" / "trainproj" / "helpers.py"
+    first = findings([project], project, cache)
+    helpers.write_text(helpers.read_text() + "\n\ndef describe(model):\n    return repr(model)\n")
+    again = findings([project], project, cache)
+    assert again.files_cached == first.files_checked - 1
+    assert codes_by_file(again) == codes_by_file(first)
+
+
+def test_a_helper_that_appears_later_is_seen(project: Path) -> None:
+    cache = project / ".cache"
+    distributed = project / "src" / "trainproj" / "distributed.py"
+    edit(distributed, "def select_device", "def other_name")
+    first = findings([project / "src" / "trainproj" / "train_ddp.py"], project, cache)
+    assert ("train_ddp.py", "TL016", 11) in codes_by_file(first)
+    edit(distributed, "def other_name", "def select_device")
+    again = findings([project / "src" / "trainproj" / "train_ddp.py"], project, cache)
+    assert again.files_cached == 0
+    assert ("train_ddp.py", "TL016", 11) not in codes_by_file(again)
+
+
+def test_fixing_a_file_checks_it_again_with_the_project(project: Path) -> None:
+    from torchlint.fix import fix_findings
+
+    script = project / "src" / "trainproj" / "eval_ddp.py"
+    script.write_text(
+        "import torch\n"
+        "import torch.distributed as dist\n"
+        "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "from trainproj.distributed import select_device\n"
+        "from trainproj.models import Plain\n"
+        "\n"
+        "\n"
+        "def main(x):\n"
+        "    select_device()\n"
+        "    dist.init_process_group(backend='nccl')\n"
+        "    model = DDP(Plain().cuda())\n"
+        "    model.eval()\n"
+        "    model(x)\n"
+    )
+    found = findings([script], project).findings
+    assert [(f.code, f.line) for f in found] == [("TL004", 13)]
+    result = fix_findings(found, Config(), unsafe=False, write=True, cwd=project)
+    assert "no_grad" in script.read_text()
+    assert result.findings == []  # not TL016: the helper that selects the GPU is still seen

@@ -1,0 +1,289 @@
+"""The project model: which files make up the checked project, which module name each
+import means, and what every module defines, as summaries that other files can see.
+
+Layer: between `api.py` (paths, cache, processes) and the engine. Pure standard library;
+the summariser itself (`torchlint.rules._summaries`, the analysis library) is called
+through `engine.summarize_source`, lazily, so that a fully cached run parses nothing.
+
+## Roots and module names
+Python finds a module through its search path; torchlint mirrors what that path would be
+when the project is run, per file:
+- the folder above the file's top package (the chain of folders with `__init__.py`);
+  for a file in no package, its own folder: the siblings of a script run as
+  `python train.py`;
+- the project root, the nearest folder above the file that holds `pyproject.toml`,
+  `setup.cfg`, `setup.py` or `.git`, and its `src/` folder (the `src` layout).
+A module name resolves to the first `a/b.py` or `a/b/__init__.py` below those folders.
+Nothing else is searched: installed packages stay unknown (a lookup answers None), and
+where unknown could go either way, rules stay silent.
+
+## Summaries and digests
+A summary is plain JSON data per module (see `torchlint.rules._summaries`): its import
+aliases and, per function, method and class, what rules care about. It depends only on
+the module's bytes, so it is cached by their digest. What one file sees of another is
+an *entry*: one top-level definition (or import alias) of a module, looked up by its
+absolute dotted name (`pkg.helpers.clear`). Each lookup records the name and the digest
+of the entry it found (or that there was none, or that the name is outside the project)
+in the `ProjectView` of the file being checked: the file's *dependencies*. A file's
+cached findings stay valid while its bytes and each recorded dependency's digest are
+unchanged, so editing a helper re-checks exactly the files whose checks looked at it
+(how mypy's fine-grained mode and Pyre stay incremental), and adding an unrelated
+function re-checks nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from torchlint.cache import content_digest
+from torchlint.sources import decode, read_bytes
+
+ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
+# Re-exports followed from one package's `__init__` to the module that defines a name.
+MAX_REEXPORTS = 5
+# Digests recorded for lookups that found no entry.
+MISSING = "missing"  # the module is in the project but defines no such name
+OUTSIDE = "outside"  # no module of the project has this name (installed, or not there)
+
+Summary = dict[str, Any]
+Summarizer = Callable[[str], "Summary | None"]
+
+
+def entry_digest(entry: Any) -> str:
+    return hashlib.blake2b(json.dumps(entry, sort_keys=True).encode(), digest_size=12).hexdigest()
+
+
+@dataclass(frozen=True)
+class ModuleRef:
+    """A module of the project: its absolute name, its file and the search path that
+    resolves the module's own imports."""
+
+    name: str
+    path: Path
+    search: tuple[Path, ...]
+
+    @property
+    def package(self) -> str:
+        """The package that relative imports start from."""
+        return self.name if self.path.name == "__init__.py" else self.name.rpartition(".")[0]
+
+    def absolute(self, written: str) -> str | None:
+        """An absolute dotted name for a name as a summary writes it: `:f` (a definition of
+        this module), `.x.f` / `..f` (relative imports) or `pkg.f` (absolute); None when
+        a relative import climbs above the top package."""
+        if written.startswith(":"):
+            return f"{self.name}.{written[1:]}"
+        if not written.startswith("."):
+            return written
+        dots = len(written) - len(written.lstrip("."))
+        base = self.package.split(".") if self.package else []
+        if dots - 1 >= len(base):
+            return None  # above the top package (or a relative import outside any)
+        base = base[: len(base) - (dots - 1)]
+        rest = written[dots:]
+        return ".".join([*base, rest] if rest else base) or None
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One definition (function, class) or import alias of a project module, as a summary
+    records it; `module` resolves the names the entry mentions."""
+
+    name: str
+    data: dict[str, Any]
+    module: ModuleRef
+
+    @property
+    def kind(self) -> str:
+        return str(self.data.get("kind", ""))
+
+
+def search_path(path: Path) -> tuple[Path, ...]:
+    """The folders a file's imports are resolved in (see the module docstring)."""
+    folder = path.parent
+    top = folder
+    while (top / "__init__.py").is_file() and top.parent != top:
+        top = top.parent
+    found = [top]
+    root = folder
+    while True:
+        if any((root / marker).exists() for marker in ROOT_MARKERS):
+            found.extend([root, root / "src"])
+            break
+        if root.parent == root:
+            break
+        root = root.parent
+    unique: list[Path] = []
+    for candidate in found:
+        if candidate not in unique and candidate.is_dir():
+            unique.append(candidate)
+    return tuple(unique)
+
+
+def module_name(path: Path, top: Path) -> str:
+    """`pkg.sub.mod` for `top/pkg/sub/mod.py`; the package's name for its `__init__.py`."""
+    parts = list(path.relative_to(top).with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+class Project:
+    """The checked project: module resolution by probing the search paths, and each
+    module's summary, from the cache (`known`) or computed once per process.
+
+    `known` maps absolute paths to (content digest, summary) pairs from earlier runs;
+    `computed` collects the summaries this process made, for the caller to cache."""
+
+    def __init__(self, summarize: Summarizer, known: dict[str, tuple[str, Summary | None]] | None = None) -> None:
+        self._summarize = summarize
+        self.known: dict[str, tuple[str, Summary | None]] = dict(known or {})
+        self.computed: dict[str, tuple[str, Summary | None]] = {}
+        self._summaries: dict[Path, Summary | None] = {}
+        self._searches: dict[Path, tuple[Path, ...]] = {}
+        self._probes: dict[tuple[Path, str], Path | None] = {}
+        self._refs: dict[Path, ModuleRef] = {}
+        self._digests: dict[tuple[Path, str], str] = {}
+
+    # -- files and modules
+
+    def search(self, path: Path) -> tuple[Path, ...]:
+        """The search path of a file: the same for every file of a folder."""
+        found = self._searches.get(path.parent)
+        if found is None:
+            found = self._searches[path.parent] = search_path(path)
+        return found
+
+    def module_of(self, path: Path) -> ModuleRef:
+        """The module that `path` is, named from the first folder of its search path."""
+        ref = self._refs.get(path)
+        if ref is None:
+            search = self.search(path)
+            ref = self._refs[path] = ModuleRef(module_name(path, search[0]) if search else path.stem, path, search)
+        return ref
+
+    def find_module(self, name: str, search: Iterable[Path]) -> ModuleRef | None:
+        for folder in search:
+            key = (folder, name)
+            if key not in self._probes:
+                self._probes[key] = _probe(folder, name)
+            found = self._probes[key]
+            if found is not None:
+                ref = self._refs.get(found)
+                if ref is None:
+                    ref = self._refs[found] = ModuleRef(name, found, self.search(found))
+                return ref
+        return None
+
+    def summary(self, path: Path) -> Summary | None:
+        """The summary of the module in `path` (None: unreadable or not Python)."""
+        if path in self._summaries:
+            return self._summaries[path]
+        key = os.path.abspath(path)
+        data = read_bytes(path)
+        summary: Summary | None = None
+        if isinstance(data, bytes):
+            digest = content_digest(data)
+            known = self.known.get(key) or self.computed.get(key)
+            if known is not None and known[0] == digest:
+                summary = known[1]
+            else:
+                source = decode(path, data)
+                text = getattr(source, "text", None)
+                summary = self._summarize(text) if text is not None and getattr(source, "notebook", None) is None else None
+                self.computed[key] = (digest, summary)
+        self._summaries[path] = summary
+        return summary
+
+    def take_computed(self) -> dict[str, tuple[str, Summary | None]]:
+        """The summaries computed since the last call (a worker hands them to the parent)."""
+        taken, self.computed = self.computed, {}
+        self.known.update(taken)
+        return taken
+
+    # -- lookups by absolute name
+
+    def lookup(self, name: str, search: tuple[Path, ...], seen: int = 0) -> tuple[Entry | None, str]:
+        """The entry an absolute dotted name denotes, and the digest that the answer depends
+        on: the entry's, or through re-exports the chain of aliases and the final entry's."""
+        parts = name.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            ref = self.find_module(".".join(parts[:cut]), search)
+            if ref is None:
+                continue
+            summary = self.summary(ref.path)
+            rest = parts[cut:]
+            top = (summary or {}).get("defs", {}).get(rest[0])
+            if top is None:
+                alias = (summary or {}).get("imports", {}).get(rest[0])
+                target = ref.absolute(alias) if isinstance(alias, str) else None
+                if target is not None and seen < MAX_REEXPORTS and target != ".".join(parts[: cut + 1]):
+                    entry, digest = self.lookup(".".join([target, *rest[1:]]), ref.search, seen + 1)
+                    return entry, f"{target}>{digest}"
+                return None, MISSING
+            digest = self._digest(ref, rest[0], top)
+            entry = Entry(".".join(parts[: cut + 1]), top, ref)
+            for member in rest[1:]:  # a method of a class
+                inner = entry.data.get("methods", {}).get(member)
+                if inner is None:
+                    return None, digest
+                entry = Entry(f"{entry.name}.{member}", inner, ref)
+            return entry, digest
+        return None, OUTSIDE
+
+    def _digest(self, ref: ModuleRef, name: str, data: Any) -> str:
+        key = (ref.path, name)
+        found = self._digests.get(key)
+        if found is None:
+            found = self._digests[key] = entry_digest(data)
+        return found
+
+    def still_valid(self, path: Path, deps: dict[str, str]) -> bool:
+        """Whether every dependency recorded for `path` would be recorded the same now.
+        A key is an absolute name, looked up from `path`'s search path or, after `@`,
+        from the search path of the module file named there."""
+        for key, digest in deps.items():
+            name, _, where = key.partition("@")
+            search = self.search(Path(where)) if where else self.search(path)
+            if self.lookup(name, search)[1] != digest:
+                return False
+        return True
+
+
+@dataclass
+class ProjectView:
+    """What one checked file sees of the project: lookups resolve through the file's own
+    module name and search path, and each records a dependency."""
+
+    project: Project
+    module: ModuleRef
+    used: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, project: Project, path: Path) -> ProjectView:
+        return cls(project, project.module_of(Path(os.path.abspath(path))))
+
+    def lookup(self, written: str, where: ModuleRef | None = None) -> Entry | None:
+        """The entry for a name as written in `where` (default: this file's module):
+        `:f`, relative or absolute; None outside the project or when not found."""
+        where = where or self.module
+        name = where.absolute(written)
+        if name is None or "." not in name:
+            return None
+        entry, digest = self.project.lookup(name, where.search)
+        key = name if where.search == self.module.search else f"{name}@{where.path}"
+        self.used[key] = digest
+        return entry
+
+
+def _probe(folder: Path, name: str) -> Path | None:
+    base = folder.joinpath(*name.split("."))
+    for candidate in (base.with_name(base.name + ".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
