@@ -245,6 +245,8 @@ def main() -> None:
                 shutil.copy2(path, copy)
             targets.append(str(copy))
         files = discover(targets)
+        if not files:
+            sys.exit("refusing the comparison:\n- every tool would have checked no file: no Python file under the given paths")
         lines = sum(path.read_bytes().count(b"\n") for path in files)
         # The default settings, but with every file checked whatever its size, as the bare parse does.
         largest = max((path.stat().st_size for path in files), default=0)
@@ -323,6 +325,8 @@ def most_imported(files: list[Path]) -> tuple[Path, int]:
                     found.add(ref.path)
                     break
         importers.update(found - {path})
+    if not importers:  # no file imports another: edit the first one
+        return files[0], 0
     hub, count = importers.most_common(1)[0]
     return hub, count
 

@@ -300,8 +300,10 @@ def test_concurrent_runs_that_read_the_same_index_lose_nothing(tmp_path: Path) -
     assert cache_runs(tmp_path, groups, [False, False, False]) == [0, 0, 0]
     cache = ResultCache(tmp_path / CACHE_DIR_NAME, "k")
     for path in (p for group in groups for p in group):
-        [finding] = cache.get(path, "digest-" + str(path), "shown.py") or [None]
-        assert finding is not None and finding.message == f"written by {path}"
+        hit = cache.get(path, "digest-" + str(path), "shown.py")
+        assert hit is not None
+        [finding] = hit.findings
+        assert finding.message == f"written by {path}"
 
 
 def test_a_run_killed_while_writing_leaves_the_index_whole(tmp_path: Path) -> None:
