@@ -213,3 +213,25 @@ def test_without_pygls_the_command_says_what_to_install(tmp_path: Path) -> None:
         env={"PYTHONPATH": str(tmp_path), "PATH": ""},
     )
     assert done.returncode == 2 and "pip install 'torchlint[lsp]'" in done.stderr
+
+
+def test_saving_a_helper_of_another_module_updates_the_open_files_that_use_it(tmp_path: Path) -> None:
+    import shutil
+
+    project = tmp_path / "trainer"
+    shutil.copytree(Path(__file__).parent / "data" / "projects" / "trainer", project)
+    helpers = project / "src" / "trainproj" / "helpers.py"
+    loop = project / "src" / "trainproj" / "train_steps.py"
+    client = start(project)
+    try:
+        uri = open_document(client, loop, loop.read_text())
+        # `train_step` of helpers.py steps without clearing: the loop that calls it is TL001.
+        assert [d["code"] for d in client.diagnostics(uri)] == ["TL001"]
+        fixed = helpers.read_text().replace("    loss.backward()\n    optimizer.step()\n", "    loss.backward()\n    optimizer.step()\n    optimizer.zero_grad()\n")
+        helpers.write_text(fixed)
+        helper_uri = open_document(client, helpers, fixed)
+        client.diagnostics(helper_uri)
+        client.notify("textDocument/didSave", {"textDocument": {"uri": helper_uri}})
+        assert client.diagnostics(uri) == []
+    finally:
+        assert client.close() == 0

@@ -115,7 +115,10 @@ class TorchlintServer(LanguageServer):
         self.checked: dict[str, Checked] = {}
         self._configs: NearestConfigs | None = None
         self._rules: dict[int, list[Rule]] = {}
-        self._memo: dict[tuple[str, int], list[Finding]] = {}
+        # Findings by (text digest, configuration), with the project summaries they used.
+        self._memo: dict[tuple[str, int], tuple[list[Finding], dict[str, str]]] = {}
+        # Summaries of the project's modules by path: (content digest, summary).
+        self._summaries: dict[str, tuple[str, Any]] = {}
         self._pending: dict[str, asyncio.TimerHandle] = {}
 
     # Settings and configuration
@@ -195,20 +198,30 @@ class TorchlintServer(LanguageServer):
         return path.suffix in ("", ".py", ".pyi") and not excluded_by(config, path, Path.cwd())
 
     def _findings(self, path: Path, text: str, config: Config, from_disk_cache: bool) -> list[Finding]:
+        from torchlint.project import Project, ProjectView
+
         data = text.encode("utf-8")
         memo_key = (hashlib.blake2b(data, digest_size=16).hexdigest(), id(config))
-        found = self._memo.get(memo_key)
-        if found is not None:
-            return found
+        # A fresh view of the project per check: a helper saved since may change the findings.
+        project = Project(api.summarize_text, self._summaries)
+        remembered = self._memo.get(memo_key)
+        if remembered is not None and project.still_valid(path, remembered[1]):
+            return remembered[0]
         name = str(path)
+        found: tuple[list[Finding], dict[str, str]] | None = None
         if from_disk_cache:  # a file just opened is often what `torchlint check` last saw
-            found = ResultCache.open(cache_dir(config, path.parent), config).get(path, content_digest(data), name)
+            hit = ResultCache.open(cache_dir(config, path.parent), config).get(path, content_digest(data), name)
+            if hit is not None and project.still_valid(path, hit.deps):
+                found = (hit.findings, hit.deps)
         if found is None:
-            found = api.findings_for(SourceFile(path, text, len(data)), name, self.rules_for(config), config)
+            view = ProjectView.of(project, path)
+            findings = api.findings_for(SourceFile(path, text, len(data)), name, self.rules_for(config), config, view)
+            found = (findings, view.used)
+        self._summaries.update(project.take_computed())
         if len(self._memo) >= MEMO_SIZE:
             self._memo.pop(next(iter(self._memo)))
         self._memo[memo_key] = found
-        return found
+        return found[0]
 
     # Conversions
 
@@ -366,7 +379,12 @@ def create_server() -> TorchlintServer:
             for open_uri in list(ls.workspace.text_documents):
                 ls.publish(open_uri)
         else:
-            ls.publish(uri)  # now, without waiting for edits still debounced
+            # Now, without waiting for edits still debounced; and every other open file, whose
+            # findings may depend on what this module does (a helper, a model).
+            for open_uri in [uri, *(u for u in ls.workspace.text_documents if u != uri)]:
+                if open_uri != uri:
+                    ls.checked.pop(open_uri, None)  # its text is unchanged, what it uses may not be
+                ls.publish(open_uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: TorchlintServer, params: types.DidCloseTextDocumentParams) -> None:
