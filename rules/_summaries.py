@@ -269,8 +269,8 @@ class _Walk:
         tops: list[tuple[str, _Function | _Class]] = []
         # (node, functions it runs in, the function whose own body it is, its class)
         stack: list[tuple[ast.AST, tuple[_Function, ...], _Function | None, _Class | None]] = []
-        for node in reversed(tree.body):
-            stack.append((node, (), None, None))
+        for top in reversed(tree.body):
+            stack.append((top, (), None, None))
         while stack:
             node, active, own, cls = stack.pop()
             kind = type(node)
@@ -414,9 +414,9 @@ class _Walk:
             if mode is not None:
                 for function in active:
                     function.effects.add("sets_train" if mode == "train" else "sets_eval")
-                owner_name = _dotted(owner)
-                if owner_name in target.params:
-                    target.modes[owner_name] = mode
+                moved = _dotted(owner)
+                if moved in target.params:
+                    target.modes[moved] = mode
 
 
 def _shuffles(sampler: ast.Call) -> bool:
@@ -457,7 +457,7 @@ def _mode(call: ast.Call, method: str, params: list[str]) -> str | None:
 
 
 def view(ctx: FileContext) -> ProjectView | None:
-    return ctx.project  # type: ignore[no-any-return]
+    return ctx.project
 
 
 def entry_for(ctx: FileContext, expr: cst.BaseExpression) -> Entry | None:

@@ -199,7 +199,7 @@ def check(
         fail(str(exc))
     except PathError as exc:
         fail(str(exc))
-    readers = {"read_lines": read_lines, "read_cell_lines": read_cell_lines, "notebook_line": notebook_file_line}
+    readers: dict[str, Any] = {"read_lines": read_lines, "read_cell_lines": read_cell_lines, "notebook_line": notebook_file_line}
     if reading_stdin:
         from torchlint.stdin_input import check_stdin, report_readers
 

@@ -25,7 +25,7 @@ class TorchlintChecker:
 
     @classmethod
     def parse_options(cls, options: argparse.Namespace) -> None:
-        from flake8.style_guide import Decision, DecisionEngine
+        from flake8.style_guide import Decision, DecisionEngine  # type: ignore[import-untyped]
 
         from torchlint.registry import known_codes
 

@@ -145,7 +145,10 @@ class TorchlintServer(LanguageServer):
     def configs(self) -> NearestConfigs:
         if self._configs is None:
             settings = self.settings
-            adjust = lambda config: config.with_overrides(select=settings.select, ignore=settings.ignore)  # noqa: E731
+
+            def adjust(config: Config) -> Config:
+                return config.with_overrides(select=settings.select, ignore=settings.ignore)
+
             self._configs = NearestConfigs(adjust(Config()), adjust)
         return self._configs
 

@@ -45,7 +45,7 @@ def unused_suppressions(
         if directive.is_bare:
             if directive.kind == NOQA or any(d is directive for d, _ in used):
                 continue
-            problems, remove = [f"it suppresses no finding {_scope(directive)}"], set()
+            problems, remove = [f"it suppresses no finding {_scope(directive)}"], set[int]()
         else:
             problems, remove = _judge(lines[directive.line - 1], directive, used)
             if not problems:
