@@ -228,20 +228,19 @@ def check_data(
 
 def too_large(name: str, size: int, limit: int) -> Finding:
     # Its syntax tree would take some 600 bytes of memory per byte of ordinary code (bench/max_file_size.py).
-    message = (
-        f"not checked: the file is {size / 1e6:.1f} MB, over the max-file-size limit of {limit / 1e6:.1f} MB "
-        f"(checking it would take about {size * 600 / 1e9:.1f} GB of memory); to check it, raise the limit "
-        f"in [tool.torchlint]: max-file-size = {size}"
-    )
-    return file_problem(name, FILE_TOO_LARGE_CODE, message)
+    return _not_checked(name, f"is {size / 1e6:.1f} MB", "max-file-size", f"{limit / 1e6:.1f} MB", size * 600, size)
 
 
 def too_dense(name: str, tokens: int, limit: int) -> Finding:
-    # About 2-3 KB of memory per token of source (bench/max_file_size.py).
+    # And some 2 to 4 KB per token, whatever the bytes.
+    return _not_checked(name, f"has about {tokens:,} tokens", "max-file-tokens", f"{limit:,}", tokens * 3000, tokens)
+
+
+def _not_checked(name: str, measure: str, setting: str, limit: str, memory: int, value: int) -> Finding:
     message = (
-        f"not checked: the file has about {tokens:,} tokens, over the max-file-tokens limit of {limit:,} "
-        f"(checking it would take about {tokens * 3000 / 1e9:.1f} GB of memory); to check it, raise the "
-        f"limit in [tool.torchlint]: max-file-tokens = {tokens}"
+        f"not checked: the file {measure}, over the {setting} limit of {limit} (checking it would take "
+        f"about {memory / 1e9:.1f} GB of memory); to check it, raise the limit in [tool.torchlint]: "
+        f"{setting} = {value}"
     )
     return file_problem(name, FILE_TOO_LARGE_CODE, message)
 
