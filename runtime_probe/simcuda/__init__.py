@@ -89,7 +89,7 @@ def _backend_kernels(libraries: list[Any]) -> None:
     from torchlint.runtime_probe.simcuda.tensor import dispatch
 
     aten = torch.ops.aten
-    library = torch.library.Library("aten", "IMPL")
+    library = torch.library.Library("aten", "IMPL")  # type: ignore[no-untyped-call]  # torch.library.Library is unannotated
     libraries.append(library)
     has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
 
@@ -110,7 +110,7 @@ def _backend_kernels(libraries: list[Any]) -> None:
         kernel = kernel_for(qualified)
         for key in ("CUDA", "PrivateUse1"):
             try:
-                library.impl(qualified[len("aten::") :], kernel, key)
+                library.impl(qualified[len("aten::") :], kernel, key)  # type: ignore[no-untyped-call]  # torch.library.Library is unannotated
             except RuntimeError:
                 pass  # a kernel C++ already registered for this key
 
@@ -136,9 +136,9 @@ def install(total_memory: int = DEFAULT_MEMORY) -> None:
     STATE.memory = MemoryTracker(AllocatorConfig(total_memory, max_split, expandable))
     _setup_privateuseone_for_python_backend(tensor.NAME, backend_module=_BackendModule())
     tensor.configure(RuleBook(load_rules(torch.__version__)))
-    fallback = torch.library.Library("_", "IMPL")
+    fallback = torch.library.Library("_", "IMPL")  # type: ignore[no-untyped-call]  # torch.library.Library is unannotated
     for key in ("CUDA", "PrivateUse1"):
-        fallback.fallback(lambda op, *args, **kwargs: tensor.dispatch(op, args, kwargs), key)
+        fallback.fallback(lambda op, *args, **kwargs: tensor.dispatch(op, args, kwargs), key)  # type: ignore[no-untyped-call]  # torch.library.Library is unannotated
     _libraries.append(fallback)
     with warnings.catch_warnings():
         # "Warning only once for all operators, other operators may also be overridden":

@@ -277,7 +277,8 @@ class CachingAllocator:
         while block is not None and candidate is None:
             if not block.mapped:
                 start = block.prev if (block.prev is not None and block.prev.mapped and not block.prev.allocated) else block
-                room, cursor = 0, start
+                room = 0
+                cursor: Block | None = start
                 while cursor is not None and not cursor.allocated and room < size:
                     room += cursor.size
                     cursor = cursor.next

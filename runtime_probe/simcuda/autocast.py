@@ -40,7 +40,8 @@ BCE_MESSAGE = (
     "or torch.nn.BCEWithLogitsLoss.  binary_cross_entropy_with_logits and BCEWithLogits are\n"
     "safe to autocast."
 )
-_KEY = torch._C.DispatchKeySet(torch._C.DispatchKey.AutocastPrivateUse1)
+# The stubs list AutocastCUDA but not AutocastPrivateUse1, which exists at runtime.
+_KEY = torch._C.DispatchKeySet(torch._C.DispatchKey.AutocastPrivateUse1)  # type: ignore[attr-defined]
 _cast_cache: dict[int, tuple[weakref.ref[torch.Tensor], torch.Tensor]] = {}
 _libraries: list[torch.library.Library] = []
 
@@ -102,9 +103,10 @@ def _binary_cross_entropy(*args: Any, **kwargs: Any) -> Any:
 
 
 def _register() -> None:
-    fallback = torch.library.Library("_", "IMPL")
-    fallback.fallback(torch.library.fallthrough_kernel, "AutocastPrivateUse1")
-    library = torch.library.Library("aten", "IMPL")
+    # torch.library.Library is unannotated.
+    fallback = torch.library.Library("_", "IMPL")  # type: ignore[no-untyped-call]
+    fallback.fallback(torch.library.fallthrough_kernel, "AutocastPrivateUse1")  # type: ignore[no-untyped-call]
+    library = torch.library.Library("aten", "IMPL")  # type: ignore[no-untyped-call]
     _libraries.extend([fallback, library])
     for policy, names in (("lower", LOWER_PRECISION), ("float32", FLOAT32), ("widest", WIDEST)):
         for name in names:
@@ -116,16 +118,18 @@ def _register() -> None:
                 schema = op._schema
                 if schema.is_mutable or not any("Tensor" in str(a.type) for a in schema.arguments):
                     continue
-                library.impl(name if overload == "default" else f"{name}.{overload}", _kernel(op, policy), "AutocastPrivateUse1")
-    for overload in torch.ops.aten.binary_cross_entropy.overloads():
+                library.impl(name if overload == "default" else f"{name}.{overload}", _kernel(op, policy), "AutocastPrivateUse1")  # type: ignore[no-untyped-call]  # torch.library.Library is unannotated
+    for overload in torch.ops.aten.binary_cross_entropy.overloads():  # type: ignore[no-untyped-call]  # OpOverloadPacket.overloads is unannotated
         qualified = "binary_cross_entropy" if overload == "default" else f"binary_cross_entropy.{overload}"
-        library.impl(qualified, _binary_cross_entropy, "AutocastPrivateUse1")
+        library.impl(qualified, _binary_cross_entropy, "AutocastPrivateUse1")  # type: ignore[no-untyped-call]  # torch.library.Library is unannotated
 
 
 def _follow_cuda_regions() -> None:
     """`autocast("cuda")` regions also set the simulated backend's autocast state."""
     autocast = torch.amp.autocast_mode.autocast
-    enter, leave = autocast.__enter__, autocast.__exit__
+    # `autocast.__enter__` is unannotated in torch: typed here as what it is.
+    enter: Callable[[Any], Any] = autocast.__enter__
+    leave = autocast.__exit__
     depth = [0]
 
     @functools.wraps(enter)

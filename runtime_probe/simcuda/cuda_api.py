@@ -4,7 +4,7 @@ memory functions answered by the allocator model."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 import torch
 
@@ -66,7 +66,7 @@ class SimStream:
     def __enter__(self) -> SimStream:
         return self
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> Literal[False]:
         return False
 
     def __eq__(self, other: object) -> bool:
@@ -85,7 +85,7 @@ class _NoContext:
     def __enter__(self) -> _NoContext:
         return self
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> Literal[False]:
         return False
 
     def __call__(self, func: Callable[..., Any]) -> Callable[..., Any]:
@@ -158,8 +158,8 @@ def install(total_memory: int) -> None:
         setattr(cuda, name, value)
         if hasattr(cuda.memory, name):
             setattr(cuda.memory, name, value)
-    cuda.amp.common.amp_definitely_not_available = lambda: False  # type: ignore[attr-defined]
+    cuda.amp.common.amp_definitely_not_available = lambda: False
     for name in ("range_push", "range_pop", "mark"):
         setattr(cuda.nvtx, name, lambda *args, **kwargs: 0)
     cuda.nvtx.range = _NoContext  # type: ignore[assignment]
-    torch.accelerator.current_accelerator = lambda check_available=False: torch.device("cuda")  # type: ignore[assignment]
+    torch.accelerator.current_accelerator = lambda check_available=False: torch.device("cuda")

@@ -114,7 +114,8 @@ def _patch_devices() -> None:
 
         return call
 
-    tensor.to, tensor.cuda = to, cuda  # type: ignore[method-assign]
+    # The wrappers take any arguments; the stubs type the originals precisely (overloads).
+    tensor.to, tensor.cuda = to, cuda  # type: ignore[method-assign, assignment]
     torch.tensor = with_device(torch.tensor)
     torch.as_tensor = with_device(torch.as_tensor)
     torch.asarray = with_device(torch.asarray)
@@ -123,7 +124,7 @@ def _patch_devices() -> None:
     def pin_memory(self: torch.Tensor, device: Any = None) -> torch.Tensor:
         return self
 
-    tensor.pin_memory = pin_memory  # type: ignore[method-assign]
+    tensor.pin_memory = pin_memory  # type: ignore[method-assign, assignment]  # the stub's self is TensorBase
     tensor.is_pinned = lambda self, device=None: False  # type: ignore[method-assign]
 
     class Generator(torch._C.Generator):
@@ -180,14 +181,15 @@ def _patch_module_moves() -> None:
     to or from the simulated device the check is skipped."""
     import torch.utils as utils
 
-    original = utils.swap_tensors
+    # `swap_tensors` is unannotated in torch: typed here as what it is.
+    original: Callable[[torch.Tensor, torch.Tensor], None] = utils.swap_tensors
 
     @functools.wraps(original)
     def swap_tensors(t1: torch.Tensor, t2: torch.Tensor) -> None:
         if type(t1) is not SimTensor and type(t2) is not SimTensor:
             return original(t1, t2)
         saved = utils.weakref  # type: ignore[attr-defined]
-        utils.weakref = _NoWeakrefs  # type: ignore[attr-defined]
+        utils.weakref = _NoWeakrefs  # type: ignore[attr-defined, assignment]  # a class stands in for the module
         try:
             return original(t1, t2)
         finally:
@@ -197,7 +199,7 @@ def _patch_module_moves() -> None:
 
 
 def _patch_unsupported() -> None:
-    torch.compile = refusal("torch.compile is not simulated")  # type: ignore[assignment]
+    torch.compile = refusal("torch.compile is not simulated")
     import torch.distributed as dist
 
     if dist.is_available():

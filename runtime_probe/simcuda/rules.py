@@ -66,7 +66,7 @@ CACHE_FORMAT = 1
 
 
 def _yaml_path() -> Path:
-    import torchgen
+    import torchgen  # type: ignore[import-untyped]  # torchgen ships no py.typed marker
 
     return Path(torchgen.__file__).parent / "packaged" / "ATen" / "native" / "native_functions.yaml"
 
@@ -106,7 +106,7 @@ def load_rules(torch_version: str) -> dict[str, str]:
         return dict(json.loads(cache.read_text(encoding="utf-8")))
     except (OSError, ValueError):
         pass
-    import yaml
+    import yaml  # type: ignore[import-untyped]  # types-PyYAML is not a dependency
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with open(_yaml_path(), encoding="utf-8") as handle:

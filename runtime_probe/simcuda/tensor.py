@@ -40,7 +40,7 @@ class SimTensor(torch.Tensor):
 
     @staticmethod
     def __new__(cls, elem: torch.Tensor) -> SimTensor:
-        wrapper = torch.Tensor._make_wrapper_subclass(  # type: ignore[attr-defined]
+        wrapper = torch.Tensor._make_wrapper_subclass(
             cls,
             elem.size(),
             strides=elem.stride(),
@@ -51,25 +51,25 @@ class SimTensor(torch.Tensor):
             requires_grad=False,
         )
         wrapper._elem = elem
-        return wrapper  # type: ignore[no-any-return]
+        return wrapper
 
     # What Python code sees.
-    @property  # type: ignore[override]
-    def device(self) -> torch.device:
+    @property
+    def device(self) -> torch.device:  # type: ignore[override]  # the stubs declare a writable attribute; at runtime it is a read-only C property
         return CUDA0
 
-    @property  # type: ignore[override]
-    def is_cuda(self) -> bool:
+    @property
+    def is_cuda(self) -> bool:  # type: ignore[override]  # the stubs declare a writable attribute; at runtime it is a read-only C property
         return True
 
-    @property  # type: ignore[override]
-    def is_cpu(self) -> bool:
+    @property
+    def is_cpu(self) -> bool:  # type: ignore[override]  # the stubs declare a writable attribute; at runtime it is a read-only C property
         return False
 
-    def get_device(self) -> int:  # type: ignore[override]
+    def get_device(self) -> int:
         return 0
 
-    def type(self, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:  # type: ignore[override]
+    def type(self, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
         if dtype is None:
             return "torch.cuda." + _Tensor.type(self._elem).rsplit(".", 1)[-1]
         return _Tensor.type(self, dtype, non_blocking, **kwargs)
@@ -86,7 +86,8 @@ class SimTensor(torch.Tensor):
     def __format__(self, spec: str) -> str:
         if self.dim() == 0:
             return self.item().__format__(spec)
-        return _Tensor.__format__(self, spec)
+        formatted: str = _Tensor.__format__(self, spec)  # type: ignore[no-untyped-call]  # unannotated in torch
+        return formatted
 
     def record_stream(self, stream: Any) -> None:
         return None
@@ -100,16 +101,17 @@ class SimTensor(torch.Tensor):
         return self._elem.untyped_storage()
 
     def storage(self) -> Any:
-        return self._elem.storage()
+        return self._elem.storage()  # type: ignore[no-untyped-call]  # unannotated in torch
 
     def _typed_storage(self) -> Any:
-        return self._elem._typed_storage()
+        return self._elem._typed_storage()  # type: ignore[no-untyped-call]  # unannotated in torch
 
     def is_shared(self) -> bool:
-        return self._elem.is_shared()
+        shared: bool = self._elem.is_shared()  # type: ignore[no-untyped-call]  # unannotated in torch
+        return shared
 
     def share_memory_(self) -> SimTensor:
-        self._elem.share_memory_()
+        self._elem.share_memory_()  # type: ignore[no-untyped-call]  # unannotated in torch
         return self
 
     def __deepcopy__(self, memo: dict[int, Any]) -> SimTensor:
@@ -126,12 +128,12 @@ class SimTensor(torch.Tensor):
         memo[id(self)] = result
         return result  # type: ignore[return-value]
 
-    def cuda(self, device: Any = None, non_blocking: bool = False, memory_format: Any = torch.preserve_format) -> SimTensor:  # type: ignore[override]
+    def cuda(self, device: Any = None, non_blocking: bool = False, memory_format: Any = torch.preserve_format) -> SimTensor:
         if memory_format is torch.preserve_format:
             return self
         return _Tensor.to(self, memory_format=memory_format)  # type: ignore[return-value]
 
-    def to(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+    def to(self, *args: Any, **kwargs: Any) -> Any:
         device, dtype, copy_, rest = parse_to(args, kwargs)
         dtype = dtype or self.dtype
         if device is None or device.type == "cuda":
@@ -155,8 +157,12 @@ class SimTensor(torch.Tensor):
 
     __torch_function__ = _disabled_torch_function  # type: ignore[assignment]
 
+    # torch types the base attribute as the plain function `_disabled_torch_dispatch_impl`;
+    # the protocol is a classmethod.
     @classmethod
-    def __torch_dispatch__(cls, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
+    def __torch_dispatch__(  # type: ignore[override]
+        cls, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
         return dispatch(func, args, kwargs or {})
 
 
@@ -385,7 +391,7 @@ def _rewrap(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any, 
     aliases = _aliases(func)
     single = not isinstance(out, (tuple, list))
     outs = (out,) if single else out
-    results = []
+    results: list[Any] = []
     for i, value in enumerate(outs):
         alias = aliases[i] if i < len(aliases) else None
         if alias is not None:
