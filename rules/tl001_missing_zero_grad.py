@@ -67,6 +67,22 @@ class MissingZeroGrad(Rule):
     CONFIRMED_BY = ("TL102",)
 
     VALID = [
+        # manual optimization that clears, and automatic optimization (Lightning steps and clears)
+        """
+        import lightning as L
+        class Manual(L.LightningModule):
+            def __init__(self):
+                super().__init__()
+                self.automatic_optimization = False
+            def training_step(self, batch, batch_idx):
+                opt = self.optimizers()
+                opt.zero_grad()
+                self.manual_backward(self.net(batch).sum())
+                opt.step()
+        class Automatic(L.LightningModule):
+            def training_step(self, batch, batch_idx):
+                return self.net(batch).sum()
+        """,
         # Zero at the top of the loop.
         """
         import torch
@@ -254,6 +270,21 @@ class MissingZeroGrad(Rule):
     ]
 
     INVALID = [
+        # Lightning's manual optimization: `training_step` runs once per batch
+        Example(
+            """
+            import lightning as L
+            class Model(L.LightningModule):
+                def __init__(self):
+                    super().__init__()
+                    self.automatic_optimization = False
+                def training_step(self, batch, batch_idx):
+                    opt = self.optimizers()
+                    loss = self.net(batch).sum()
+                    self.manual_backward(loss)
+                    opt.step()  # expect: TL001
+            """
+        ),
         """
         import torch
         optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
@@ -417,6 +448,25 @@ class MissingZeroGrad(Rule):
             if bad:
                 yield self.report(step, self._message(ctx, train, step, bad[0], reach))
         yield from self._helper_steps(ctx, reach)
+        yield from self._framework_steps(ctx, train, funcs)
+
+    def _framework_steps(self, ctx: FileContext, train: an.Training, funcs: an.Functions) -> Iterator[Report]:
+        """Steps in a function that a framework runs once per batch (Lightning's manual
+        optimization), with no clear of their gradients in it."""
+        for func in an.framework_iterations(ctx):
+            if not train.events_in(train.backward, func, funcs):
+                continue
+            clears = train.events_in(train.clears, func, funcs)
+            for step in train.events_in(train.steps, func, funcs):
+                if any(train.clears_gradients_of(clear, step) for clear in clears):
+                    continue
+                optimizer = ctx.module.code_for_node(train.optimizer_of(step))
+                yield self.report(
+                    step,
+                    f"`{ctx.module.code_for_node(step)}` runs in `{func.name.value}`, which Lightning runs "
+                    f"once per batch under manual optimization, but its gradients are never cleared: they "
+                    f"accumulate across batches; call `{optimizer}.zero_grad()` in `{func.name.value}`",
+                )
 
     def _helper_steps(self, ctx: FileContext, reach: _LoopReach) -> Iterator[Report]:
         """A loop whose only training step is a call of a project function (in another

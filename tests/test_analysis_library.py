@@ -318,6 +318,22 @@ class TestTraining:
         )
         assert [code(ctx, c) for c in an.graph_replays(ctx)] == ["g.replay()"]
 
+    def test_framework_iterations_are_manual_lightning_training_steps(self) -> None:
+        ctx = context(
+            """
+            class Manual(LightningModule):
+                def __init__(self):
+                    self.automatic_optimization = False
+                def training_step(self, batch, i):
+                    pass
+            class Automatic(LightningModule):
+                def training_step(self, batch, i):
+                    pass
+            """
+        )
+        found = an.framework_iterations(ctx)
+        assert [an.functions(ctx).enclosing_class(f).name.value for f in found] == ["Manual"]  # type: ignore[union-attr]
+
     def test_unwrap_iterable(self) -> None:
         expr = cst.parse_expression("enumerate(tqdm(train_loader), 1)")
         assert code_of(an.unwrap_iterable(expr)) == "train_loader"

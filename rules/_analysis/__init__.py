@@ -100,6 +100,7 @@ from torchlint.rules._analysis.training import (
     training as training,
     unwrap_iterable as unwrap_iterable,
     backpropagated as backpropagated,
+    framework_iterations as framework_iterations,
     graph_replays as graph_replays,
 )
 from torchlint.rules._analysis.modes import (

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from torchlint.rule import FileContext
-from torchlint.rules._analysis.callgraph import Functions
-from torchlint.rules._analysis.calls import callee_name, method_name, positional, receiver
+from torchlint.rules._analysis.callgraph import Functions, functions
+from torchlint.rules._analysis.calls import callee_name, is_false, method_name, positional, receiver
 from torchlint.rules._analysis.index import Index, N, index
 from torchlint.rules._analysis.names import Imports, dotted, imports, last_name
 from torchlint.rules._analysis.vocabulary import (
@@ -263,4 +263,29 @@ def _build_graph_replays(ctx: FileContext) -> list[cst.Call]:
         call
         for call in idx.nodes(cst.Call)
         if method_name(call) == "replay" and dotted(receiver(call) or cst.Name("_")) in captured
+    ]
+
+
+def framework_iterations(ctx: FileContext) -> list[cst.FunctionDef]:
+    """Functions that a framework runs once per training iteration, so that their body is a
+    loop body though no loop is in sight: a LightningModule's `training_step` under manual
+    optimization (`self.automatic_optimization = False` in its class)."""
+    return ctx.analysis(_build_framework_iterations)
+
+
+def _build_framework_iterations(ctx: FileContext) -> list[cst.FunctionDef]:
+    if "automatic_optimization" not in ctx.source:
+        return []
+    idx = index(ctx)
+    funcs = functions(ctx)
+    manual: set[int] = set()
+    for assign in idx.nodes(cst.Assign):
+        if dotted(assign.targets[0].target) == "self.automatic_optimization" and is_false(assign.value):
+            owner = idx.enclosing(assign, (cst.ClassDef,))
+            if owner is not None:
+                manual.add(id(owner))
+    return [
+        func
+        for func in funcs.by_name.get("training_step", [])
+        if (owner := funcs.enclosing_class(func)) is not None and id(owner) in manual
     ]
