@@ -122,14 +122,20 @@ class Bindings:
 
     def seen_by(self, use: cst.Name) -> Binding | None:
         """The binding that the name `use` reads, or None (a global, a builtin, unbound)."""
-        idx = self.idx
-        scope = idx.scope(use)
-        for ancestor in idx.ancestors(use):
+        scope = self.idx.scope(use)
+        comprehension = self._comprehension_binding(use, scope)
+        if comprehension is not None:
+            return comprehension
+        return self.before(scope, use.value, self.idx.order(use))
+
+    def _comprehension_binding(self, use: cst.Name, scope: cst.CSTNode) -> Binding | None:
+        """The binding of a comprehension's own loop variable that `use` reads, if it does."""
+        for ancestor in self.idx.ancestors(use):
             if ancestor is scope:
                 break
             if isinstance(ancestor, _COMPREHENSIONS) and use.value in _comprehension_names(ancestor):
-                return Binding(use.value, idx.order(ancestor), ancestor, None)
-        return self.before(scope, use.value, idx.order(use))
+                return Binding(use.value, self.idx.order(ancestor), ancestor, None)
+        return None
 
     def reaching(self, use: cst.Name) -> list[Binding]:
         """Every binding that `use` may read along some path through its function, in
@@ -140,11 +146,9 @@ class Bindings:
         agree stay on the safe side."""
         idx = self.idx
         scope = idx.scope(use)
-        for ancestor in idx.ancestors(use):
-            if ancestor is scope:
-                break
-            if isinstance(ancestor, _COMPREHENSIONS) and use.value in _comprehension_names(ancestor):
-                return [Binding(use.value, idx.order(ancestor), ancestor, None)]
+        comprehension = self._comprehension_binding(use, scope)
+        if comprehension is not None:
+            return [comprehension]
         found = self.of(scope).get(use.value)
         if not found:
             return []
