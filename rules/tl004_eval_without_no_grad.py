@@ -2,352 +2,24 @@
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from functools import cached_property
 from typing import Iterator
 
 import libcst as cst
 
 from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
-from torchlint.rules import _summaries as sm
 from torchlint.rules._analysis import (
-    Bindings,
-    Functions,
+    Evaluations,
     Imports,
     Index,
-    bind_arguments,
-    bindings,
+    ModeEvent,
     dotted,
     enclosing_loops,
-    functions,
-    imports,
-    in_grad_free_block,
-    index,
-    is_grad_free_call,
-    keyword,
-    last_name,
-    mentions,
+    evaluations,
     method_name,
     parameter_names,
-    positional,
-    receiver,
 )
 
-# Module methods that return the module itself: `Net().to(device).eval()` is still `Net()`.
-_SELF_RETURNING = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "eval", "train", "type"})
-_OPTIMIZER_NAME = re.compile(r"opt|scaler", re.IGNORECASE)
-_FREEZE_NAME = re.compile(r"freeze|requires_grad", re.IGNORECASE)
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
-_LIGHTNING_EVAL_HOOKS = frozenset({"validation_step", "test_step", "predict_step"})
-# How many levels of callers to follow when asking "is every caller gradient-free?".
-_CALLER_DEPTH = 4
-
-
-def _is_literal(expr: cst.BaseExpression | None, value: str) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == value
-
-
-def _first_arg(call: cst.Call, name: str) -> cst.BaseExpression | None:
-    kw = keyword(call, name)
-    if kw is not None:
-        return kw.value
-    args = positional(call)
-    return args[0].value if args else None
-
-
-def _strip_self_returning(expr: cst.BaseExpression | None) -> cst.BaseExpression | None:
-    while isinstance(expr, cst.Call) and method_name(expr) in _SELF_RETURNING:
-        expr = receiver(expr)
-    return expr
-
-
-@dataclass(frozen=True)
-class ModeEvent:
-    """`key` is put in eval mode (`eval`), back in training mode (`train`), or rebound (`reset`)."""
-
-    key: str
-    order: int
-    kind: str
-    call: cst.CSTNode
-
-
-def _mode_kind(call: cst.Call) -> str | None:
-    method = method_name(call)
-    if method == "eval" and not call.args:
-        return "eval"
-    if method == "train" and len(call.args) <= 1:
-        if not call.args:
-            return "train"
-        # A flag (`model.train(is_training)`) may mean either: count it as training.
-        return "eval" if _is_literal(_first_arg(call, "mode"), "False") else "train"
-    return None
-
-
-class _Analysis:
-    """What TL004 needs about one file, computed once."""
-
-    def __init__(self, ctx: FileContext) -> None:
-        self.idx: Index = index(ctx)
-        self.imps: Imports = imports(ctx)
-        self.funcs: Functions = functions(ctx)
-        self.bindings: Bindings = bindings(ctx)
-        self.calls = self.idx.nodes(cst.Call)
-        self.events: dict[int, list[ModeEvent]] = {}
-        self._switches: dict[int, list[tuple[int, bool]]] = {}
-        self._grad_free: dict[int, bool] = {}
-        self._restores: dict[tuple[int, str], bool] = {}
-
-    @cached_property
-    def frozen(self) -> set[str]:
-        return self._frozen_names()
-
-    @cached_property
-    def file_grad_off(self) -> bool:
-        return self._module_grad_off()
-
-    # -- modes ----------------------------------------------------------------
-
-    def subject(self, call: cst.Call) -> tuple[str, int] | None:
-        """The model that a mode call acts on, and the source order from which it holds."""
-        owner = _strip_self_returning(receiver(call))
-        name = dotted(owner) if owner is not None else None
-        if name is not None:
-            return name, self.idx.order(call)
-        # `model = Net().to(device).eval()`: the assigned name.
-        top: cst.CSTNode = call
-        parent = self.idx.parent(top)
-        while isinstance(parent, (cst.Attribute, cst.Call)):
-            if isinstance(parent, cst.Call) and method_name(parent) not in _SELF_RETURNING:
-                return None
-            top, parent = parent, self.idx.parent(parent)
-        if isinstance(parent, cst.Assign) and parent.value is top and len(parent.targets) == 1:
-            target = dotted(parent.targets[0].target)
-            if target is not None:
-                return target, self.idx.end(parent)
-        return None
-
-    def collect_events(self) -> None:
-        keys: dict[int, set[str]] = {}
-        for call in self.calls:
-            kind = _mode_kind(call)
-            found = self.subject(call) if kind is not None else None
-            if kind is None or found is None:
-                continue
-            key, order = found
-            scope = self.idx.scope(call)
-            self.events.setdefault(id(scope), []).append(ModeEvent(key, order, kind, call))
-            keys.setdefault(id(scope), set()).add(key)
-        if not self.events:
-            return
-        for assign in self.idx.nodes(cst.Assign):
-            scope_keys = keys.get(id(self.idx.scope(assign)))
-            if not scope_keys:
-                continue
-            for target in assign.targets:
-                rebound = dotted(target.target)
-                if rebound is not None and rebound in scope_keys and not self._keeps_model(assign, rebound):
-                    events = self.events[id(self.idx.scope(assign))]
-                    events.append(ModeEvent(rebound, self.idx.end(assign), "reset", assign))
-        for events in self.events.values():
-            events.sort(key=lambda e: e.order)
-
-    def _keeps_model(self, assign: cst.Assign, key: str) -> bool:
-        """`model = model.to(device)` or `model = Net().eval()`: the mode is known, not reset."""
-        value = assign.value
-        if dotted(_strip_self_returning(value) or value) == key:
-            return True
-        while isinstance(value, cst.Call) and method_name(value) in _SELF_RETURNING:
-            if _mode_kind(value) is not None:
-                return True
-            value = receiver(value) or value
-        return False
-
-    def mode_before(self, scope: cst.CSTNode, key: str, order: int) -> ModeEvent | None:
-        latest = None
-        for event in self.events.get(id(scope), ()):
-            if event.order >= order:
-                break
-            if event.key == key:
-                latest = event
-        return latest
-
-    # -- gradient-free code ---------------------------------------------------
-
-    def _switch_events(self, scope: cst.CSTNode) -> list[tuple[int, bool]]:
-        """`torch.set_grad_enabled(flag)` statements and `stack.enter_context(no_grad())`
-        in `scope`: (order, gradients off)."""
-        found = self._switches.get(id(scope))
-        if found is None:
-            found = []
-            for call in self.idx.within(scope, cst.Call):
-                if self.idx.scope(call) is not scope:
-                    continue
-                name = self.imps.qualify(call.func) or ""
-                if name.endswith("set_grad_enabled") and isinstance(self.idx.parent(call), cst.Expr):
-                    found.append((self.idx.order(call), is_grad_free_call(call, self.imps)))
-                elif method_name(call) == "enter_context" and call.args:
-                    if is_grad_free_call(call.args[0].value, self.imps):
-                        found.append((self.idx.order(call), True))
-            self._switches[id(scope)] = found
-        return found
-
-    def _module_grad_off(self) -> bool:
-        """A script that turns gradients off at module level for everything it runs."""
-        switches = self._switch_events(self.idx.module)
-        return bool(switches) and all(off for _, off in switches)
-
-    def switched_off(self, node: cst.CSTNode) -> bool:
-        order = self.idx.order(node)
-        state = False
-        for at, off in self._switch_events(self.idx.scope(node)):
-            if at >= order:
-                break
-            state = off
-        return state
-
-    def runs_grad_free(self, node: cst.CSTNode, depth: int = 0) -> bool:
-        if self.file_grad_off or in_grad_free_block(self.idx, node, self.imps) or self.switched_off(node):
-            return True
-        if self._in_chosen_grad_free_block(node):
-            return True
-        scope = self.idx.scope(node)
-        if not isinstance(scope, cst.FunctionDef) or depth >= _CALLER_DEPTH:
-            return False
-        if self._framework_eval_hook(scope):
-            return True
-        cached = self._grad_free.get(id(scope))
-        if cached is None:
-            self._grad_free[id(scope)] = False  # recursion reads "no"
-            sites = [s for s in self.funcs.call_sites(scope) if not self.idx.contains(scope, s)]
-            cached = bool(sites) and all(self.runs_grad_free(site, depth + 1) for site in sites)
-            self._grad_free[id(scope)] = cached
-        return cached
-
-    def _in_chosen_grad_free_block(self, node: cst.CSTNode) -> bool:
-        """`with torch.no_grad() if evaluating else nullcontext():`, or a context manager
-        chosen earlier (`ctx = torch.no_grad() if ... else ...; with ctx:`)."""
-        for ancestor in self.idx.ancestors(node):
-            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
-                return False
-            if isinstance(ancestor, cst.With) and self.idx.contains(ancestor.body, node):
-                if any(self._may_be_grad_free(item.item) for item in ancestor.items):
-                    return True
-        return False
-
-    def _may_be_grad_free(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
-        if isinstance(expr, cst.IfExp):
-            return self._may_be_grad_free(expr.body, depth) or self._may_be_grad_free(expr.orelse, depth)
-        if isinstance(expr, cst.Name) and depth < 3:
-            binding = self.bindings.seen_by(expr)
-            return binding is not None and binding.value is not None and self._may_be_grad_free(binding.value, depth + 1)
-        return isinstance(expr, cst.Call) and is_grad_free_call(expr, self.imps)
-
-    def _framework_eval_hook(self, func: cst.FunctionDef) -> bool:
-        """Lightning runs `validation_step` / `test_step` / `predict_step` without gradients."""
-        if func.name.value not in _LIGHTNING_EVAL_HOOKS:
-            return False
-        owner = self.funcs.enclosing_class(func)
-        return owner is not None and any("Lightning" in (dotted(base.value) or "") for base in owner.bases)
-
-    # -- deliberate gradients -------------------------------------------------
-
-    def uses_gradients(self, scope: cst.CSTNode, after: int) -> bool:
-        """The function back-propagates after `after`, or asks for input gradients anywhere."""
-        for call in self.idx.within(scope, cst.Call):
-            method = method_name(call)
-            name = self.imps.qualify(call.func) or ""
-            if self.idx.order(call) > after and (
-                method in ("backward", "manual_backward")
-                or name.endswith(("autograd.backward", "autograd.grad"))
-                or (method == "step" and _OPTIMIZER_NAME.search(last_name(receiver(call) or call) or ""))
-            ):
-                return True
-            if method == "requires_grad_" and not _is_literal(_first_arg(call, "requires_grad"), "False"):
-                return True
-            kw = keyword(call, "requires_grad")
-            if kw is not None and _is_literal(kw.value, "True"):
-                return True
-        for assign in self.idx.within(scope, cst.Assign):
-            if _is_literal(assign.value, "True") and any(
-                isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad" for t in assign.targets
-            ):
-                return True
-        return False
-
-    def restores_mode(self, scope: cst.CSTNode, key: str) -> bool:
-        """The function saves the model's training flags to put them back afterwards
-        (`was_training = model.training`, kornia's `modes = [m.training for m in
-        module.modules()]`): a helper that switches the mode for one call and leaves it to
-        its caller whether gradients are wanted."""
-        cached = self._restores.get((id(scope), key))
-        if cached is None:
-            cached = self._restores[(id(scope), key)] = self._saves_mode(scope, key)
-        return cached
-
-    def _saves_mode(self, scope: cst.CSTNode, key: str) -> bool:
-        walks_modules = any(
-            method_name(call) in ("modules", "children", "named_modules") and dotted(receiver(call) or call) == key
-            for call in self.idx.within(scope, cst.Call)
-        )
-        for attr in self.idx.within(scope, cst.Attribute):
-            if attr.attr.value != "training" or self.idx.scope(attr) is not scope:
-                continue
-            owner = dotted(attr.value)
-            saved = isinstance(statement := self.idx.statement(attr), cst.Assign) and self.idx.contains(
-                statement.value, attr
-            )
-            if saved and (owner == key or (walks_modules and isinstance(attr.value, cst.Name))):
-                return True
-        return False
-
-    def _frozen_names(self) -> set[str]:
-        """Last names of models whose parameters are frozen somewhere in the file."""
-        frozen: set[str] = set()
-        for call in self.calls:
-            method = method_name(call)
-            if method == "requires_grad_" and _is_literal(_first_arg(call, "requires_grad"), "False"):
-                subject = _strip_self_returning(receiver(call))
-                name = last_name(subject) if subject is not None else None
-                if name is None or isinstance(subject, cst.Call):
-                    found = self.subject(call)
-                    name = found[0].rpartition(".")[2] if found else None
-                if name:
-                    frozen.update(self._parameter_owner(call) or {name})
-                continue
-            callee = last_name(call.func) or ""
-            if _FREEZE_NAME.search(callee) and not any(_is_literal(a.value, "True") for a in call.args):
-                for arg in call.args:
-                    values = [e.value for e in arg.value.elements] if isinstance(arg.value, (cst.List, cst.Tuple)) else [arg.value]
-                    frozen.update(n for n in (last_name(v) for v in values if dotted(v)) if n)
-        for assign in self.idx.nodes(cst.Assign):
-            if _is_literal(assign.value, "False") and any(
-                isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad" for t in assign.targets
-            ):
-                frozen.update(self._parameter_owner(assign) or set())
-        return frozen
-
-    def _parameter_owner(self, node: cst.CSTNode) -> set[str] | None:
-        """`teacher` for code inside `for p in teacher.parameters():` (or a comprehension)."""
-        for ancestor in self.idx.ancestors(node):
-            iters: list[cst.BaseExpression] = []
-            if isinstance(ancestor, cst.For):
-                iters = [ancestor.iter]
-            elif isinstance(ancestor, _COMPREHENSIONS):
-                for_in = getattr(ancestor, "for_in", None)
-                while isinstance(for_in, cst.CompFor):
-                    iters.append(for_in.iter)
-                    for_in = for_in.inner_for_in
-            owners = {
-                name
-                for it in iters
-                if isinstance(it, cst.Call) and method_name(it) in ("parameters", "named_parameters")
-                for name in (last_name(receiver(it) or it),)
-                if name
-            }
-            if owners:
-                return owners
-        return None
 
 
 def _torch_alias(imps: Imports) -> str | None:
@@ -913,119 +585,59 @@ class EvalWithoutNoGrad(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
-        analysis = _Analysis(ctx)
-        analysis.collect_events()
-        idx = analysis.idx
-        for events in analysis.events.values():
-            keys = {e.key for e in events if e.kind == "eval"}
-            if not keys:
-                continue
-            scope = idx.scope(events[0].call)
+        evals = evaluations(ctx)
+        idx = evals.idx
+        for scope, keys in evals.evaluating_scopes():
             if isinstance(scope, cst.FunctionDef) and scope.name.value == "__init__":
                 # A constructor's one dummy pass to infer shapes (fastai's DynamicUnet)
                 # is not an evaluation loop.
                 continue
             for call in idx.within(scope, cst.Call):
-                key = self._forward_key(call, keys) or self._indirect_key(ctx, analysis, call, keys)
+                key = evals.runs_model(call, keys)
                 if key is None or idx.scope(call) is not scope:
                     continue
-                event = analysis.mode_before(scope, key, idx.order(call))
-                if event is None or event.kind != "eval":
+                event = evals.eval_before(call, key)
+                if event is None or evals.is_frozen(key) or evals.regions.grad_free(call):
                     continue
-                if key.rpartition(".")[2] in analysis.frozen or analysis.runs_grad_free(call):
+                if evals.wants_gradients(scope, event.order):
                     continue
-                if analysis.uses_gradients(scope, event.order):
+                if evals.restores_mode(scope, key) and not _repeated(idx, call):
                     continue
-                if analysis.restores_mode(scope, key) and not _repeated(idx, call):
+                if _in_test(idx, evals.imps, call):
                     continue
-                if _in_test(idx, analysis.imps, call):
-                    continue
-                yield self._report(ctx, analysis, call, key, event)
-        yield from self._evaluated_by_callers(ctx, analysis)
+                yield self._report(ctx, evals, call, key, event)
+        yield from self._evaluated_by_callers(ctx, evals)
 
-    def _evaluated_by_callers(self, ctx: FileContext, analysis: _Analysis) -> Iterator[Report]:
+    def _evaluated_by_callers(self, ctx: FileContext, evals: Evaluations) -> Iterator[Report]:
         """A function (not a method) that runs a model its callers put in eval mode: the
         mode is set in one scope (often `__main__`), the forward runs in another. Every
         call site must pass (or see, for a global) a model in eval mode."""
-        idx, funcs = analysis.idx, analysis.funcs
-        evaluated = {e.key for events in analysis.events.values() for e in events if e.kind == "eval"}
+        idx = evals.idx
+        evaluated = evals.evaluated()
         if not evaluated:
             return
         for func in idx.nodes(cst.FunctionDef):
-            if funcs.enclosing_class(func) is not None:
+            if evals.funcs.enclosing_class(func) is not None:
                 continue
-            own = {e.key for e in analysis.events.get(id(func), ())}
+            own = evals.own_keys(func)
             for call in idx.within(func, cst.Call):
                 name = dotted(call.func) if isinstance(call.func, cst.Name) else None
-                if name is None or name in own or name in analysis.frozen or idx.scope(call) is not func:
+                if name is None or name in own or name in evals.frozen or idx.scope(call) is not func:
                     continue
                 if name not in evaluated and name not in parameter_names(func):
                     continue  # neither a global in eval mode nor something a caller passes
-                event = self._caller_eval(analysis, func, name)
-                if event is None or analysis.runs_grad_free(call) or _in_test(idx, analysis.imps, call):
+                event = evals.eval_from_callers(func, name)
+                if event is None or evals.regions.grad_free(call) or _in_test(idx, evals.imps, call):
                     continue
-                if analysis.uses_gradients(func, -1):
+                if evals.wants_gradients(func, -1):
                     break
-                if not analysis.restores_mode(func, name):
-                    yield self._report(ctx, analysis, call, event.key, event, caller_of=func)
-
-    @staticmethod
-    def _caller_eval(analysis: _Analysis, func: cst.FunctionDef, name: str) -> ModeEvent | None:
-        """The eval-mode event that holds for `name` at every call site of `func` (a
-        parameter: the model passed for it; a global: the name itself), or None."""
-        idx = analysis.idx
-        is_parameter = name in parameter_names(func)
-        if not is_parameter and name in analysis.bindings.of(func):
-            return None  # a local of the function: not what any caller switched
-        sites = [s for s in analysis.funcs.call_sites(func) if not idx.contains(func, s)]
-        if not sites:
-            return None
-        found = None
-        for site in sites:
-            key: str | None = name
-            if is_parameter:
-                passed = bind_arguments(analysis.funcs, func, site).get(name)
-                key = dotted(passed) if passed is not None else None
-            scope = idx.scope(site)
-            event = analysis.mode_before(scope, key, idx.order(site)) if key is not None else None
-            if event is None or event.kind != "eval" or analysis.uses_gradients(scope, event.order):
-                return None
-            if key in analysis.frozen or analysis.runs_grad_free(site):
-                return None
-            found = event
-        return None if _referenced_uncalled(idx, func, sites) else found
-
-    @staticmethod
-    def _indirect_key(ctx: FileContext, analysis: _Analysis, call: cst.Call, keys: set[str]) -> str | None:
-        """The model in eval mode that `call` runs through a helper: a method of the same
-        class that calls `self.model` (`self.infer(x)`), or a function of another project
-        module that calls the model passed to it (`predict(model, x)`)."""
-        if dotted(receiver(call) or call.func) == "self":
-            for method in analysis.funcs.resolve(call):
-                for inner in analysis.idx.within(method, cst.Call):
-                    key = EvalWithoutNoGrad._forward_key(inner, {k for k in keys if k.startswith("self.")})
-                    if key is not None and not in_grad_free_block(analysis.idx, inner, analysis.imps):
-                        return key
-            return None
-        passed = [dotted(arg.value) for arg in call.args]
-        for key in keys:
-            if key in passed and sm.runs_with_gradients(ctx, call, key):
-                return key
-        return None
-
-    @staticmethod
-    def _forward_key(call: cst.Call, keys: set[str]) -> str | None:
-        name = dotted(call.func)
-        if name is not None and name in keys:
-            return name
-        owner = receiver(call)
-        owner_name = dotted(owner) if owner is not None and method_name(call) == "forward" else None
-        return owner_name if owner_name is not None and owner_name in keys else None
+                if not evals.restores_mode(func, name):
+                    yield self._report(ctx, evals, call, event.key, event, caller_of=func)
 
     def _report(
         self,
         ctx: FileContext,
-        analysis: _Analysis,
+        evals: Evaluations,
         call: cst.Call,
         key: str,
         event: ModeEvent,
@@ -1043,12 +655,12 @@ class EvalWithoutNoGrad(Rule):
             f"that is never used (memory and time): wrap the call in `with torch.no_grad():` "
             f"(or `torch.inference_mode()`)"
         )
-        return self.report(call, message, self._fix(analysis, call))
+        return self.report(call, message, self._fix(evals, call))
 
     @staticmethod
-    def _fix(analysis: _Analysis, call: cst.Call) -> FixSpec | None:
-        alias = _torch_alias(analysis.imps)
-        idx = analysis.idx
+    def _fix(evals: Evaluations, call: cst.Call) -> FixSpec | None:
+        alias = _torch_alias(evals.imps)
+        idx = evals.idx
         statement = idx.parent(call)
         if alias is None or not isinstance(statement, (cst.Assign, cst.Expr)) or statement.value is not call:
             return None
@@ -1064,14 +676,6 @@ class EvalWithoutNoGrad(Rule):
         )
         returned = isinstance(statement, cst.Assign) and _returns_any(idx, statement)
         return FixSpec(f"wrap the call in `with {alias}.no_grad():`", ((line, wrapped),), safe=not returned)
-
-
-def _referenced_uncalled(idx: Index, func: cst.FunctionDef, sites: list[cst.Call]) -> bool:
-    """`func` is also handed around (a callback, `map(func, ...)`): callers this rule cannot see."""
-    called = {id(site.func) for site in sites}
-    return any(
-        use is not func.name and id(use) not in called for use in mentions(idx, idx.module, func.name.value)
-    )
 
 
 def _in_test(idx: Index, imps: Imports, call: cst.Call) -> bool:

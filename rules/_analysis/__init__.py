@@ -14,6 +14,8 @@ most once per file, through `FileContext.analysis`.
 - `devices`: CUDA placement, where models and a forward's tensors go.
 - `loaders`: the loader a loop iterates, and whether its data is already on a device.
 - `graphs`: which values carry autograd history, what backward passes consume.
+- `grad_regions`: whether a node runs with gradients off (also through its callers).
+- `evaluation`: eval-mode timelines, runs of a model in eval mode, deliberate gradients.
 - `accumulation`: steps every N iterations and whether the loss is divided by N.
 - `amp`: autocast regions in float16, loss scalers and their updates.
 - `fixes`: building blocks of autofixes.
@@ -145,4 +147,14 @@ from torchlint.rules._analysis.accumulation import (
     divides_loss as divides_loss,
     loss_divisors as loss_divisors,
     uses_framework_accumulation as uses_framework_accumulation,
+)
+from torchlint.rules._analysis.grad_regions import (
+    GradRegions as GradRegions,
+    grad_regions as grad_regions,
+)
+from torchlint.rules._analysis.evaluation import (
+    Evaluations as Evaluations,
+    ModeEvent as ModeEvent,
+    evaluations as evaluations,
+    forward_key as forward_key,
 )

@@ -1,0 +1,361 @@
+"""Evaluation passes: which model each scope puts in eval mode and from when (the mode
+timeline), which calls run that model, and what makes running it with gradients deliberate.
+
+- The timeline: per scope, `model.eval()` / `model.train(False)` (eval), `model.train()` or
+  `model.train(flag)` (train: a flag may mean either), and a rebinding of the name to
+  something else (reset); `Net().to(device).eval()` names the model it is assigned to.
+- Runs of a model: `model(x)`, `model.forward(x)`, a method of the model whose name says it
+  runs the forward (`self.model.infer(x)`), a method of the same class that runs it
+  (`self.infer(x)`), a function of another project module given it (`predict(model, x)`),
+  and a function whose every caller passes it a model in eval mode (`test_net(net)`).
+- Deliberate gradients: frozen parameters (`requires_grad_(False)`, `p.requires_grad = False`
+  over its parameters, a `freeze(...)` helper), a later backward or optimizer step, input
+  gradients asked for, and a helper that saves the training flags to restore them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+import libcst as cst
+
+from torchlint.rule import FileContext
+from torchlint.rules import _summaries as sm
+from torchlint.rules._analysis.callgraph import functions
+from torchlint.rules._analysis.calls import bind_arguments, keyword, method_name, parameter_names, positional, receiver
+from torchlint.rules._analysis.dataflow import bindings
+from torchlint.rules._analysis.grad_regions import grad_regions
+from torchlint.rules._analysis.index import Index, index
+from torchlint.rules._analysis.modes import in_grad_free_block
+from torchlint.rules._analysis.names import dotted, imports, last_name, mentions
+
+# Module methods that return the module itself: `Net().to(device).eval()` is still `Net()`.
+SELF_RETURNING = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "eval", "train", "type"})
+_OPTIMIZER_NAME = re.compile(r"opt|scaler", re.IGNORECASE)
+_FREEZE_NAME = re.compile(r"freeze|requires_grad", re.IGNORECASE)
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def _is_literal(expr: cst.BaseExpression | None, value: str) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == value
+
+
+def _first_arg(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    kw = keyword(call, name)
+    if kw is not None:
+        return kw.value
+    args = positional(call)
+    return args[0].value if args else None
+
+
+def strip_self_returning(expr: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """`model` for `model.to(device).eval()`."""
+    while isinstance(expr, cst.Call) and method_name(expr) in SELF_RETURNING:
+        expr = receiver(expr)
+    return expr
+
+
+def mode_kind(call: cst.Call) -> str | None:
+    """`eval` for `x.eval()` and `x.train(False)`, `train` for `x.train()` and `x.train(flag)`."""
+    method = method_name(call)
+    if method == "eval" and not call.args:
+        return "eval"
+    if method == "train" and len(call.args) <= 1:
+        if not call.args:
+            return "train"
+        # A flag (`model.train(is_training)`) may mean either: count it as training.
+        return "eval" if _is_literal(_first_arg(call, "mode"), "False") else "train"
+    return None
+
+
+@dataclass(frozen=True)
+class ModeEvent:
+    """`key` is put in eval mode (`eval`), back in training mode (`train`), or rebound
+    (`reset`) from source order `order` of its scope on."""
+
+    key: str
+    order: int
+    kind: str
+    call: cst.CSTNode
+
+
+class Evaluations:
+    """The mode timeline of one module and the questions asked about its evaluation passes."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.idx: Index = index(ctx)
+        self.imps = imports(ctx)
+        self.funcs = functions(ctx)
+        self.bindings = bindings(ctx)
+        self.regions = grad_regions(ctx)
+        self.events: dict[int, list[ModeEvent]] = {}
+        self._restores: dict[tuple[int, str], bool] = {}
+        self._collect_events()
+
+    @cached_property
+    def frozen(self) -> set[str]:
+        """Last names of models whose parameters are frozen somewhere in the module."""
+        return self._frozen_names()
+
+    # -- the timeline ---------------------------------------------------------
+
+    def subject(self, call: cst.Call) -> tuple[str, int] | None:
+        """The model that a mode call acts on, and the source order from which it holds."""
+        owner = strip_self_returning(receiver(call))
+        name = dotted(owner) if owner is not None else None
+        if name is not None:
+            return name, self.idx.order(call)
+        # `model = Net().to(device).eval()`: the assigned name.
+        top: cst.CSTNode = call
+        parent = self.idx.parent(top)
+        while isinstance(parent, (cst.Attribute, cst.Call)):
+            if isinstance(parent, cst.Call) and method_name(parent) not in SELF_RETURNING:
+                return None
+            top, parent = parent, self.idx.parent(parent)
+        if isinstance(parent, cst.Assign) and parent.value is top and len(parent.targets) == 1:
+            target = dotted(parent.targets[0].target)
+            if target is not None:
+                return target, self.idx.end(parent)
+        return None
+
+    def _collect_events(self) -> None:
+        keys: dict[int, set[str]] = {}
+        for call in self.idx.nodes(cst.Call):
+            kind = mode_kind(call)
+            found = self.subject(call) if kind is not None else None
+            if kind is None or found is None:
+                continue
+            key, order = found
+            scope = self.idx.scope(call)
+            self.events.setdefault(id(scope), []).append(ModeEvent(key, order, kind, call))
+            keys.setdefault(id(scope), set()).add(key)
+        if not self.events:
+            return
+        for assign in self.idx.nodes(cst.Assign):
+            scope_keys = keys.get(id(self.idx.scope(assign)))
+            if not scope_keys:
+                continue
+            for target in assign.targets:
+                rebound = dotted(target.target)
+                if rebound is not None and rebound in scope_keys and not self._keeps_model(assign, rebound):
+                    events = self.events[id(self.idx.scope(assign))]
+                    events.append(ModeEvent(rebound, self.idx.end(assign), "reset", assign))
+        for events in self.events.values():
+            events.sort(key=lambda e: e.order)
+
+    def _keeps_model(self, assign: cst.Assign, key: str) -> bool:
+        """`model = model.to(device)` or `model = Net().eval()`: the mode is known, not reset."""
+        value = assign.value
+        if dotted(strip_self_returning(value) or value) == key:
+            return True
+        while isinstance(value, cst.Call) and method_name(value) in SELF_RETURNING:
+            if mode_kind(value) is not None:
+                return True
+            value = receiver(value) or value
+        return False
+
+    def evaluating_scopes(self) -> list[tuple[cst.CSTNode, set[str]]]:
+        """Each scope that puts a model in eval mode, with the models it does."""
+        found: list[tuple[cst.CSTNode, set[str]]] = []
+        for events in self.events.values():
+            keys = {e.key for e in events if e.kind == "eval"}
+            if keys:
+                found.append((self.idx.scope(events[0].call), keys))
+        return found
+
+    def evaluated(self) -> set[str]:
+        """Every model that some scope puts in eval mode."""
+        return {e.key for events in self.events.values() for e in events if e.kind == "eval"}
+
+    def own_keys(self, scope: cst.CSTNode) -> set[str]:
+        """The models whose mode `scope` itself sets or rebinds."""
+        return {e.key for e in self.events.get(id(scope), ())}
+
+    def mode_before(self, scope: cst.CSTNode, key: str, order: int) -> ModeEvent | None:
+        """The last event of `key` in `scope` before source order `order`."""
+        latest = None
+        for event in self.events.get(id(scope), ()):
+            if event.order >= order:
+                break
+            if event.key == key:
+                latest = event
+        return latest
+
+    def eval_before(self, node: cst.CSTNode, key: str) -> ModeEvent | None:
+        """The eval event that holds for `key` at `node` in its scope, or None."""
+        scope = self.idx.scope(node)
+        event = self.mode_before(scope, key, self.idx.order(node))
+        return event if event is not None and event.kind == "eval" else None
+
+    # -- runs of a model ------------------------------------------------------
+
+    def runs_model(self, call: cst.Call, keys: set[str]) -> str | None:
+        """Which of the models `keys` a call runs: `model(x)`, `model.forward(x)`, or
+        through a helper (a method of the same class, a project function given it)."""
+        return forward_key(call, keys) or self._through_helper(call, keys)
+
+    def _through_helper(self, call: cst.Call, keys: set[str]) -> str | None:
+        if dotted(receiver(call) or call.func) == "self":
+            for method in self.funcs.resolve(call):
+                for inner in self.idx.within(method, cst.Call):
+                    key = forward_key(inner, {k for k in keys if k.startswith("self.")})
+                    if key is not None and not in_grad_free_block(self.idx, inner, self.imps):
+                        return key
+            return None
+        passed = [dotted(arg.value) for arg in call.args]
+        for key in keys:
+            if key in passed and sm.runs_with_gradients(self.ctx, call, key):
+                return key
+        return None
+
+    def eval_from_callers(self, func: cst.FunctionDef, name: str) -> ModeEvent | None:
+        """The eval-mode event that holds for `name` at every call site of `func` (a
+        parameter: the model passed for it; a global: the name itself), with gradients on
+        there and none wanted; None when any call site differs, or when `func` is also
+        handed around (a callback: callers this module does not show)."""
+        is_parameter = name in parameter_names(func)
+        if not is_parameter and name in self.bindings.of(func):
+            return None  # a local of the function: not what any caller switched
+        sites = [s for s in self.funcs.call_sites(func) if not self.idx.contains(func, s)]
+        if not sites:
+            return None
+        found = None
+        for site in sites:
+            key: str | None = name
+            if is_parameter:
+                passed = bind_arguments(self.funcs, func, site).get(name)
+                key = dotted(passed) if passed is not None else None
+            event = self.eval_before(site, key) if key is not None else None
+            if event is None or self.wants_gradients(self.idx.scope(site), event.order):
+                return None
+            if key in self.frozen or self.regions.grad_free(site):
+                return None
+            found = event
+        return None if self._referenced_uncalled(func, sites) else found
+
+    def _referenced_uncalled(self, func: cst.FunctionDef, sites: list[cst.Call]) -> bool:
+        called = {id(site.func) for site in sites}
+        return any(
+            use is not func.name and id(use) not in called
+            for use in mentions(self.idx, self.idx.module, func.name.value)
+        )
+
+    # -- deliberate gradients -------------------------------------------------
+
+    def is_frozen(self, key: str) -> bool:
+        """The model's parameters are frozen somewhere in the module (matched by last name)."""
+        return key.rpartition(".")[2] in self.frozen
+
+    def wants_gradients(self, scope: cst.CSTNode, after: int) -> bool:
+        """The scope back-propagates or steps after `after`, or asks for input gradients."""
+        for call in self.idx.within(scope, cst.Call):
+            method = method_name(call)
+            name = self.imps.qualify(call.func) or ""
+            if self.idx.order(call) > after and (
+                method in ("backward", "manual_backward")
+                or name.endswith(("autograd.backward", "autograd.grad"))
+                or (method == "step" and _OPTIMIZER_NAME.search(last_name(receiver(call) or call) or ""))
+            ):
+                return True
+            if method == "requires_grad_" and not _is_literal(_first_arg(call, "requires_grad"), "False"):
+                return True
+            kw = keyword(call, "requires_grad")
+            if kw is not None and _is_literal(kw.value, "True"):
+                return True
+        for assign in self.idx.within(scope, cst.Assign):
+            if _is_literal(assign.value, "True") and any(
+                isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad" for t in assign.targets
+            ):
+                return True
+        return False
+
+    def restores_mode(self, scope: cst.CSTNode, key: str) -> bool:
+        """The scope saves the model's training flags to put them back afterwards
+        (`was_training = model.training`, kornia's `modes = [m.training for m in
+        module.modules()]`): a helper that switches the mode for one call and leaves it to
+        its caller whether gradients are wanted."""
+        cached = self._restores.get((id(scope), key))
+        if cached is None:
+            cached = self._restores[(id(scope), key)] = self._saves_mode(scope, key)
+        return cached
+
+    def _saves_mode(self, scope: cst.CSTNode, key: str) -> bool:
+        walks_modules = any(
+            method_name(call) in ("modules", "children", "named_modules") and dotted(receiver(call) or call) == key
+            for call in self.idx.within(scope, cst.Call)
+        )
+        for attr in self.idx.within(scope, cst.Attribute):
+            if attr.attr.value != "training" or self.idx.scope(attr) is not scope:
+                continue
+            owner = dotted(attr.value)
+            statement = self.idx.statement(attr)
+            saved = isinstance(statement, cst.Assign) and self.idx.contains(statement.value, attr)
+            if saved and (owner == key or (walks_modules and isinstance(attr.value, cst.Name))):
+                return True
+        return False
+
+    def _frozen_names(self) -> set[str]:
+        """Last names of models whose parameters are frozen somewhere in the module."""
+        frozen: set[str] = set()
+        for call in self.idx.nodes(cst.Call):
+            method = method_name(call)
+            if method == "requires_grad_" and _is_literal(_first_arg(call, "requires_grad"), "False"):
+                subject = strip_self_returning(receiver(call))
+                name = last_name(subject) if subject is not None else None
+                if name is None or isinstance(subject, cst.Call):
+                    found = self.subject(call)
+                    name = found[0].rpartition(".")[2] if found else None
+                if name:
+                    frozen.update(self._parameter_owner(call) or {name})
+                continue
+            callee = last_name(call.func) or ""
+            if _FREEZE_NAME.search(callee) and not any(_is_literal(a.value, "True") for a in call.args):
+                for arg in call.args:
+                    value = arg.value
+                    values = [e.value for e in value.elements] if isinstance(value, (cst.List, cst.Tuple)) else [value]
+                    frozen.update(n for n in (last_name(v) for v in values if dotted(v)) if n)
+        for assign in self.idx.nodes(cst.Assign):
+            if _is_literal(assign.value, "False") and any(
+                isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad" for t in assign.targets
+            ):
+                frozen.update(self._parameter_owner(assign) or set())
+        return frozen
+
+    def _parameter_owner(self, node: cst.CSTNode) -> set[str] | None:
+        """`teacher` for code inside `for p in teacher.parameters():` (or a comprehension)."""
+        for ancestor in self.idx.ancestors(node):
+            iters: list[cst.BaseExpression] = []
+            if isinstance(ancestor, cst.For):
+                iters = [ancestor.iter]
+            elif isinstance(ancestor, _COMPREHENSIONS):
+                for_in = getattr(ancestor, "for_in", None)
+                while isinstance(for_in, cst.CompFor):
+                    iters.append(for_in.iter)
+                    for_in = for_in.inner_for_in
+            owners = {
+                name
+                for it in iters
+                if isinstance(it, cst.Call) and method_name(it) in ("parameters", "named_parameters")
+                for name in (last_name(receiver(it) or it),)
+                if name
+            }
+            if owners:
+                return owners
+        return None
+
+
+def forward_key(call: cst.Call, keys: set[str]) -> str | None:
+    """Which of `keys` the call runs directly: `model(x)` or `model.forward(x)`."""
+    name = dotted(call.func)
+    if name is not None and name in keys:
+        return name
+    owner = receiver(call)
+    owner_name = dotted(owner) if owner is not None and method_name(call) == "forward" else None
+    return owner_name if owner_name is not None and owner_name in keys else None
+
+
+def evaluations(ctx: FileContext) -> Evaluations:
+    return ctx.analysis(Evaluations)

@@ -1,0 +1,229 @@
+"""Unit tests of the evaluation concepts of the analysis library: gradient-free regions
+(`grad_regions`) and eval-mode timelines, runs of a model and deliberate gradients
+(`evaluation`)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from torchlint.rule import FileContext
+from torchlint.rules import _analysis as an
+
+
+def context(source: str, filename: str = "evaluate.py") -> FileContext:
+    text = textwrap.dedent(source)
+    return FileContext(filename, text, cst.parse_module(text))
+
+
+def call_at(ctx: FileContext, text: str) -> cst.Call:
+    """The call whose source is `text` (the first one)."""
+    for call in an.index(ctx).nodes(cst.Call):
+        if ctx.module.code_for_node(call) == text:
+            return call
+    raise AssertionError(f"no call {text!r}")
+
+
+def function(ctx: FileContext, name: str) -> cst.FunctionDef:
+    return next(f for f in an.index(ctx).nodes(cst.FunctionDef) if f.name.value == name)
+
+
+class TestGradRegions:
+    def test_chosen_context_manager_and_switches(self) -> None:
+        ctx = context(
+            """
+            import contextlib
+            import torch
+            def run(model, x, train):
+                ctx = contextlib.nullcontext() if train else torch.no_grad()
+                with ctx:
+                    a = model(x)
+                torch.set_grad_enabled(False)
+                b = model(x + 1)
+                torch.set_grad_enabled(True)
+                c = model(x + 2)
+            """
+        )
+        regions = an.grad_regions(ctx)
+        assert regions.grad_free(call_at(ctx, "model(x)"))
+        assert regions.grad_free(call_at(ctx, "model(x + 1)"))
+        assert not regions.grad_free(call_at(ctx, "model(x + 2)"))
+
+    def test_every_caller_must_be_grad_free(self) -> None:
+        ctx = context(
+            """
+            import torch
+            def inner(model, x):
+                return model(x)
+            def middle(model, x):
+                return inner(model, x)
+            def only_free(model, x):
+                with torch.no_grad():
+                    middle(model, x)
+            def helper(model, x):
+                return model(x * 2)
+            with torch.no_grad():
+                helper(model, x)
+            helper(model, x)
+            """
+        )
+        regions = an.grad_regions(ctx)
+        assert regions.grad_free(call_at(ctx, "model(x)"))
+        assert not regions.grad_free(call_at(ctx, "model(x * 2)"))
+
+    def test_module_switch_and_lightning_hooks(self) -> None:
+        script = context(
+            """
+            import torch
+            torch.set_grad_enabled(False)
+            def main(model, x):
+                return model(x)
+            """
+        )
+        assert an.grad_regions(script).grad_free(call_at(script, "model(x)"))
+        hooks = context(
+            """
+            import lightning as L
+            class M(L.LightningModule):
+                def validation_step(self, batch, i):
+                    return self.net(batch)
+                def training_step(self, batch, i):
+                    return self.net(batch + 1)
+            """
+        )
+        regions = an.grad_regions(hooks)
+        assert regions.grad_free(call_at(hooks, "self.net(batch)"))
+        assert not regions.grad_free(call_at(hooks, "self.net(batch + 1)"))
+
+
+class TestEvaluations:
+    def test_timeline_eval_train_and_rebinding(self) -> None:
+        ctx = context(
+            """
+            def f(model, other, x, device):
+                model.eval()
+                a = model(x)
+                model = model.to(device)
+                b = model(x + 1)
+                model.train()
+                c = model(x + 2)
+                net = Net().to(device).eval()
+                d = net(x)
+                net = other
+                e = net(x)
+            """
+        )
+        evals = an.evaluations(ctx)
+        held = {
+            text: evals.eval_before(call_at(ctx, text), key) is not None
+            for text, key in [
+                ("model(x)", "model"),
+                ("model(x + 1)", "model"),
+                ("model(x + 2)", "model"),
+                ("net(x)", "net"),
+            ]
+        }
+        assert held == {"model(x)": True, "model(x + 1)": True, "model(x + 2)": False, "net(x)": True}
+        last = [c for c in an.index(ctx).nodes(cst.Call) if ctx.module.code_for_node(c) == "net(x)"][-1]
+        assert evals.eval_before(last, "net") is None  # rebound to another object
+        scopes = evals.evaluating_scopes()
+        assert [(s.name.value, keys) for s, keys in scopes if isinstance(s, cst.FunctionDef)] == [
+            ("f", {"model", "net"})
+        ]
+
+    def test_runs_model_directly_and_through_a_method(self) -> None:
+        ctx = context(
+            """
+            import torch
+            class Runner:
+                def infer(self, x):
+                    return self.model(x)
+                def safe(self, x):
+                    with torch.no_grad():
+                        return self.model(x)
+                def evaluate(self, x):
+                    self.model.eval()
+                    self.model.forward(x)
+                    self.infer(x)
+                    self.safe(x)
+                    self.model.parameters()
+            """
+        )
+        evals = an.evaluations(ctx)
+        keys = {"self.model"}
+        runs = {
+            text: evals.runs_model(call_at(ctx, text), keys)
+            for text in ("self.model.forward(x)", "self.infer(x)", "self.safe(x)", "self.model.parameters()")
+        }
+        assert runs == {
+            "self.model.forward(x)": "self.model",
+            "self.infer(x)": "self.model",
+            "self.safe(x)": None,
+            "self.model.parameters()": None,
+        }
+
+    def test_frozen_models(self) -> None:
+        ctx = context(
+            """
+            teacher.requires_grad_(False)
+            for p in self.target.parameters():
+                p.requires_grad = False
+            [q.requires_grad_(False) for q in ema.parameters()]
+            freeze([encoder, decoder])
+            set_requires_grad(critic, True)
+            student.eval()
+            """
+        )
+        assert an.evaluations(ctx).frozen == {"teacher", "target", "ema", "encoder", "decoder"}
+
+    def test_wanted_gradients_and_restored_modes(self) -> None:
+        ctx = context(
+            """
+            def saliency(model, x):
+                model.eval()
+                x.requires_grad_()
+                return model(x)
+            def finetune(model, x, optimizer):
+                optimizer.step()
+                model.eval()
+                return model(x)
+            def embed(model, x):
+                was_training = model.training
+                model.eval()
+                out = model(x)
+                model.train(was_training)
+                return out
+            """
+        )
+        evals = an.evaluations(ctx)
+        assert evals.wants_gradients(function(ctx, "saliency"), -1)
+        finetune = function(ctx, "finetune")
+        assert not evals.wants_gradients(finetune, an.index(ctx).order(call_at(ctx, "optimizer.step()")))
+        assert evals.restores_mode(function(ctx, "embed"), "model")
+        assert not evals.restores_mode(function(ctx, "saliency"), "model")
+
+    def test_eval_mode_from_every_caller(self) -> None:
+        ctx = context(
+            """
+            def run(net, x):
+                return net(x)
+            def callback(net, x):
+                return net(x)
+            model.eval()
+            run(model, x)
+            run(model, y)
+            callback(model, x)
+            hooks.append(callback)
+            other.train()
+            def mixed(net, x):
+                return net(x)
+            mixed(model, x)
+            mixed(other, x)
+            """
+        )
+        evals = an.evaluations(ctx)
+        found = evals.eval_from_callers(function(ctx, "run"), "net")
+        assert found is not None and found.key == "model"
+        assert evals.eval_from_callers(function(ctx, "callback"), "net") is None  # handed around
+        assert evals.eval_from_callers(function(ctx, "mixed"), "net") is None
