@@ -41,8 +41,15 @@ class EvalWithoutNoGrad(Rule):
     passed as an argument, or a global), as evaluation scripts do with `net.eval()` in
     their `__main__` block and the forward in `test_net(net, ...)`. And a call, after
     `model.eval()`, of a helper that runs the model with gradients: a method of the
-    same class that calls `self.model` (`self.infer(x)`), or a function of another
-    module of the project that calls the model passed to it (`predict(model, x)`).
+    same class that calls `self.model` (`self.infer(x)`), a method of the model whose
+    name says it runs the forward (`self.model.infer(x)`, `net.predict(x)`, `encode`,
+    `extract_...`), or a function of another module of the project that calls the model
+    passed to it (`predict(model, x)`). A TorchServe handler (a class with
+    `initialize()` and `handle()`) runs `initialize()` once and its hooks
+    (`preprocess`, `inference`, `postprocess`, `handle`) per request: a model that
+    `initialize()` puts in eval mode is in eval mode there. And legacy evaluation on
+    inputs made with `Variable(x, volatile=True)`: `volatile` has no effect since
+    PyTorch 0.4, so `net(inputs)` builds a graph.
 
     ## Why is this bad?
     `model.eval()` only switches layers such as dropout and batch norm to inference
@@ -75,7 +82,8 @@ class EvalWithoutNoGrad(Rule):
     False` over its parameters), a function that back-propagates or steps an optimizer
     after the `eval()` (eval-mode training, e.g. frozen batch norm) or asks for input
     gradients (`x.requires_grad_()`), `torch.jit.trace` / `torch.onnx.export` /
-    `torch.compile` / `torch.export` of the model, `model.generate(...)`, a dummy
+    `torch.compile` / `torch.export` of the model, `model.generate(...)`, a method of
+    the model decorated with `no_grad` (in this module or another of the project), a dummy
     pass in a constructor (`__init__`) that infers the shape of the next layer, and a
     helper that saves the model's training flags to restore them (`was_training =
     model.training` ... `model.train(was_training)`) around a single call (not a loop):
@@ -103,7 +111,7 @@ class EvalWithoutNoGrad(Rule):
     CODE = "TL004"
     NAME = "eval-without-no-grad"
     SUMMARY = "Model in eval mode runs forward with gradients enabled, building a graph it never uses"
-    TRIGGERS = ((".eval(", "train(False", "train(mode=False"),)
+    TRIGGERS = ((".eval(", "train(False", "train(mode=False", "volatile"),)
     CONFIRMED_BY = ("TL004",)
 
     VALID = (
@@ -368,6 +376,40 @@ class EvalWithoutNoGrad(Rule):
         print(predict(net, x))
         server.register(predict)
         """,
+        # The model's own predict() turns gradients off.
+        """
+        import torch
+        class Net(torch.nn.Module):
+            @torch.no_grad()
+            def predict(self, x):
+                return self(x).argmax(1)
+        def evaluate(loader):
+            net = Net().eval()
+            return [net.predict(x) for x in loader]
+        """,
+        # A serving handler whose per-request inference runs under inference mode.
+        """
+        import torch
+        class Handler:
+            def initialize(self, context):
+                self.model = load(context)
+                self.model.eval()
+            def inference(self, batch):
+                with torch.inference_mode():
+                    return self.model(batch)
+            def handle(self, data, context):
+                return self.inference(self.preprocess(data))
+        """,
+        # Legacy volatile inputs evaluated under no_grad; a loss is not a model.
+        """
+        import torch
+        from torch.autograd import Variable
+        def evaluate(net, x, y, criterion):
+            with torch.no_grad():
+                out = net(Variable(x, volatile=True))
+            target = Variable(y, volatile=True)
+            return criterion(out, target)
+        """,
     )
     INVALID = (
         # the evaluation runs through a method of the same class
@@ -582,11 +624,48 @@ class EvalWithoutNoGrad(Rule):
             return [model(x).argmax(1) for x in loader]  # expect: TL004
         print(evaluate(val_loader))
         """,
+        # The evaluation runs through a method of the model other than forward.
+        """
+        class Trainer:
+            def validate(self, loader):
+                self.net.eval()
+                scores = []
+                for x, _ in loader:
+                    scores.append(self.net.predict(x))  # expect: TL004
+                return scores
+        """,
+        # A serving handler: initialize() once, then inference() per request.
+        """
+        import torch
+        class SegmentationHandler:
+            def initialize(self, context):
+                self.net = torch.jit.load(context.model_path)
+                self.net.eval()
+            def preprocess(self, data):
+                return torch.stack(data)
+            def inference(self, batch):
+                return self.net(batch).argmax(1)  # expect: TL004
+            def handle(self, data, context):
+                return self.inference(self.preprocess(data)).tolist()
+        """,
+        # Legacy evaluation with volatile inputs, which builds graphs since PyTorch 0.4.
+        """
+        from torch.autograd import Variable
+        def test(net, loader):
+            correct = 0
+            for images, labels in loader:
+                images = Variable(images.cuda(), volatile=True)
+                outputs = net(images)  # expect: TL004
+                correct += (outputs.argmax(1) == labels).sum().item()
+            probs = net(Variable(images, volatile=True))  # expect: TL004
+            return correct, probs
+        """,
     )
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         evals = evaluations(ctx)
         idx = evals.idx
+        reported: set[int] = set()
         for scope, keys in evals.evaluating_scopes():
             if isinstance(scope, cst.FunctionDef) and scope.name.value == "__init__":
                 # A constructor's one dummy pass to infer shapes (fastai's DynamicUnet)
@@ -605,7 +684,11 @@ class EvalWithoutNoGrad(Rule):
                     continue
                 if _in_test(idx, evals.imps, call):
                     continue
+                reported.add(id(call))
                 yield self._report(ctx, evals, call, key, event)
+        for call in evals.volatile_runs.values():
+            if id(call) not in reported and not evals.regions.grad_free(call) and not _in_test(idx, evals.imps, call):
+                yield self._report(ctx, evals, call, None, None)
         yield from self._evaluated_by_callers(ctx, evals)
 
     def _evaluated_by_callers(self, ctx: FileContext, evals: Evaluations) -> Iterator[Report]:
@@ -639,21 +722,24 @@ class EvalWithoutNoGrad(Rule):
         ctx: FileContext,
         evals: Evaluations,
         call: cst.Call,
-        key: str,
-        event: ModeEvent,
+        key: str | None,
+        event: ModeEvent | None,
         caller_of: cst.FunctionDef | None = None,
     ) -> Report:
-        how = "eval()" if isinstance(event.call, cst.Call) and method_name(event.call) == "eval" else "train(False)"
         callee = ctx.module.code_for_node(call.func)
-        after = (
-            f"in `{caller_of.name.value}()`, which runs only after `{key}.{how}`,"
-            if caller_of is not None
-            else f"after `{key}.{how}`"
-        )
+        fix = "wrap the call in `with torch.no_grad():` (or `torch.inference_mode()`)"
+        if id(call) in evals.volatile_runs:
+            fix = f"`volatile=True` has no effect since PyTorch 0.4: {fix} instead"
+        if event is None:
+            after = "on a `Variable(..., volatile=True)` input"
+        else:
+            how = "eval()" if isinstance(event.call, cst.Call) and method_name(event.call) == "eval" else "train(False)"
+            after = f"after `{key}.{how}`" + (f" in `{event.set_in}()`, per request," if event.set_in else "")
+            if caller_of is not None:
+                after = f"in `{caller_of.name.value}()`, which runs only {after},"
         message = (
             f"`{callee}(...)` runs {after} with gradients enabled, so autograd records a graph "
-            f"that is never used (memory and time): wrap the call in `with torch.no_grad():` "
-            f"(or `torch.inference_mode()`)"
+            f"that is never used (memory and time): {fix}"
         )
         return self.report(call, message, self._fix(evals, call))
 

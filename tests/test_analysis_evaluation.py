@@ -227,3 +227,79 @@ class TestEvaluations:
         assert found is not None and found.key == "model"
         assert evals.eval_from_callers(function(ctx, "callback"), "net") is None  # handed around
         assert evals.eval_from_callers(function(ctx, "mixed"), "net") is None
+
+    def test_forward_like_methods_of_the_model(self) -> None:
+        assert [an.name_says_forward(n) for n in ("infer", "predict_proba", "forward_features", "extract_feat")] == [
+            True,
+            True,
+            True,
+            True,
+        ]
+        assert not any(an.name_says_forward(n) for n in ("generate", "parameters", "set_input", "save", None))
+        ctx = context(
+            """
+            import torch
+            class Net(torch.nn.Module):
+                @torch.no_grad()
+                def predict(self, x):
+                    return self(x)
+            net = Net().eval()
+            net.predict(x)
+            net.encode(x)
+            other.eval()
+            other.predict(x)
+            """
+        )
+        evals = an.evaluations(ctx)
+        assert evals.runs_model(call_at(ctx, "net.predict(x)"), {"net"}) is None  # decorated
+        assert evals.runs_model(call_at(ctx, "net.encode(x)"), {"net"}) == "net"
+        assert evals.runs_model(call_at(ctx, "other.predict(x)"), {"other"}) == "other"
+
+    def test_serving_handler_holds_the_setup_mode_in_its_hooks(self) -> None:
+        ctx = context(
+            """
+            class Handler:
+                def initialize(self, context):
+                    self.model = load(context)
+                    self.model.eval()
+                    self.aux.eval()
+                def inference(self, x):
+                    return self.model(x), self.aux(x)
+                def handle(self, data, context):
+                    return self.inference(data)
+                def finetune(self, x):
+                    self.aux.train()
+            class NotAHandler:
+                def initialize(self):
+                    self.model.eval()
+                def inference(self, x):
+                    return self.model(x + 1)
+            """
+        )
+        evals = an.evaluations(ctx)
+        held = evals.eval_before(call_at(ctx, "self.model(x)"), "self.model")
+        assert held is not None and held.set_in == "initialize"
+        assert evals.eval_before(call_at(ctx, "self.aux(x)"), "self.aux") is None  # trained elsewhere
+        assert evals.eval_before(call_at(ctx, "self.model(x + 1)"), "self.model") is None  # no handle()
+        # handle() reaches the model through inference(), which reports its own run
+        assert evals.runs_model(call_at(ctx, "self.inference(data)"), {"self.model"}) is None
+
+    def test_volatile_inputs_and_the_model_that_runs_them(self) -> None:
+        ctx = context(
+            """
+            import torch
+            from torch.autograd import Variable
+            from metrics import accuracy
+            def evaluate(net, loader, criterion):
+                for x, y in loader:
+                    x = Variable(x, volatile=True)
+                    y = Variable(y, volatile=True)
+                    print(x)
+                    out = net(x)
+                    loss = criterion(out, y)
+                    accuracy(out, y)
+                return net.forward(Variable(x, volatile=False)), net(Variable(x, volatile=True))
+            """
+        )
+        runs = an.evaluations(ctx).volatile_runs.values()
+        assert sorted(ctx.module.code_for_node(c) for c in runs) == ["net(Variable(x, volatile=True))", "net(x)"]

@@ -158,3 +158,6 @@ from torchlint.rules._analysis.evaluation import (
     evaluations as evaluations,
     forward_key as forward_key,
 )
+from torchlint.rules._analysis.vocabulary import (
+    name_says_forward as name_says_forward,
+)

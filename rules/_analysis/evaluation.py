@@ -15,6 +15,7 @@ timeline), which calls run that model, and what makes running it with gradients 
 
 from __future__ import annotations
 
+import builtins
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -24,18 +25,24 @@ import libcst as cst
 from torchlint.rule import FileContext
 from torchlint.rules import _summaries as sm
 from torchlint.rules._analysis.callgraph import functions
-from torchlint.rules._analysis.calls import bind_arguments, keyword, method_name, parameter_names, positional, receiver
-from torchlint.rules._analysis.dataflow import bindings
+from torchlint.rules._analysis.calls import bind_arguments, called_module, keyword, method_name, parameter_names, positional, receiver
+from torchlint.rules._analysis.dataflow import assigned_values, bindings, target_names
+from torchlint.rules._analysis.graphs import is_loss_call
 from torchlint.rules._analysis.grad_regions import grad_regions
 from torchlint.rules._analysis.index import Index, index
-from torchlint.rules._analysis.modes import in_grad_free_block
+from torchlint.rules._analysis.modes import grad_free_decorated, in_grad_free_block
 from torchlint.rules._analysis.names import dotted, imports, last_name, mentions
+from torchlint.rules._analysis.vocabulary import name_says_forward
 
 # Module methods that return the module itself: `Net().to(device).eval()` is still `Net()`.
 SELF_RETURNING = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "eval", "train", "type"})
 _OPTIMIZER_NAME = re.compile(r"opt|scaler", re.IGNORECASE)
 _FREEZE_NAME = re.compile(r"freeze|requires_grad", re.IGNORECASE)
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_BUILTINS = frozenset(dir(builtins))
+# TorchServe calls a handler's `initialize(context)` once and these hooks per request.
+SERVING_SETUP = "initialize"
+SERVING_REQUEST_HOOKS = ("handle", "preprocess", "inference", "postprocess", "explain_handle")
 
 
 def _is_literal(expr: cst.BaseExpression | None, value: str) -> bool:
@@ -79,6 +86,8 @@ class ModeEvent:
     order: int
     kind: str
     call: cst.CSTNode
+    # The setup hook whose mode holds from the start of a framework's per-request hook.
+    set_in: str | None = None
 
 
 class Evaluations:
@@ -92,6 +101,7 @@ class Evaluations:
         self.bindings = bindings(ctx)
         self.regions = grad_regions(ctx)
         self.events: dict[int, list[ModeEvent]] = {}
+        self._scopes: dict[int, cst.CSTNode] = {}
         self._restores: dict[tuple[int, str], bool] = {}
         self._collect_events()
 
@@ -130,10 +140,12 @@ class Evaluations:
                 continue
             key, order = found
             scope = self.idx.scope(call)
+            self._scopes[id(scope)] = scope
             self.events.setdefault(id(scope), []).append(ModeEvent(key, order, kind, call))
             keys.setdefault(id(scope), set()).add(key)
         if not self.events:
             return
+        self._hold_setup_modes()
         for assign in self.idx.nodes(cst.Assign):
             scope_keys = keys.get(id(self.idx.scope(assign)))
             if not scope_keys:
@@ -157,13 +169,29 @@ class Evaluations:
             value = receiver(value) or value
         return False
 
+    def _hold_setup_modes(self) -> None:
+        """A TorchServe handler (a class with `initialize` and `handle`) has `initialize()`
+        run once, then its per-request hooks: the eval mode that `initialize()` leaves on a
+        `self.` model holds when each hook starts, unless the class puts it back in training."""
+        for name, methods in self.funcs.methods.items():
+            setup = methods.get(SERVING_SETUP)
+            if setup is None or "handle" not in methods:
+                continue
+            trained = {e.key for m in methods.values() for e in self.events.get(id(m), ()) if e.kind != "eval"}
+            last = {e.key: e for e in self.events.get(id(setup), ()) if e.key.startswith("self.")}
+            held = [e for e in last.values() if e.kind == "eval" and e.key not in trained]
+            for hook in (methods[h] for h in SERVING_REQUEST_HOOKS if h in methods and held):
+                self._scopes[id(hook)] = hook
+                start = [ModeEvent(e.key, self.idx.order(hook), "eval", e.call, SERVING_SETUP) for e in held]
+                self.events[id(hook)] = start + self.events.get(id(hook), [])
+
     def evaluating_scopes(self) -> list[tuple[cst.CSTNode, set[str]]]:
         """Each scope that puts a model in eval mode, with the models it does."""
         found: list[tuple[cst.CSTNode, set[str]]] = []
-        for events in self.events.values():
+        for scope_id, events in self.events.items():
             keys = {e.key for e in events if e.kind == "eval"}
             if keys:
-                found.append((self.idx.scope(events[0].call), keys))
+                found.append((self._scopes[scope_id], keys))
         return found
 
     def evaluated(self) -> set[str]:
@@ -193,13 +221,35 @@ class Evaluations:
     # -- runs of a model ------------------------------------------------------
 
     def runs_model(self, call: cst.Call, keys: set[str]) -> str | None:
-        """Which of the models `keys` a call runs: `model(x)`, `model.forward(x)`, or
-        through a helper (a method of the same class, a project function given it)."""
-        return forward_key(call, keys) or self._through_helper(call, keys)
+        """Which of the models `keys` a call runs with gradients: `model(x)`,
+        `model.forward(x)`, `model.infer(x)` (unless that method is known to turn gradients
+        off), or through a helper (a method of the same class, a project function given it)."""
+        key = forward_key(call, keys)
+        if key is not None and method_name(call) not in (None, "forward") and self._grad_free_method(call):
+            return None
+        return key or self._through_helper(call, keys)
+
+    def _grad_free_method(self, call: cst.Call) -> bool:
+        """`model.predict(x)` where `predict` of the model's class (in this module, or in
+        another of the project) is decorated with `no_grad` or enters it."""
+        if {"grad_free", "enters_grad_free"} & sm.call_effects(self.ctx, call):
+            return True
+        method = method_name(call) or ""
+        for value in assigned_values(self.ctx).get(dotted(receiver(call) or call) or "", []):
+            cls = strip_self_returning(value)
+            found = self.funcs.method(cls.func.value, method) if isinstance(cls, cst.Call) and isinstance(cls.func, cst.Name) else None
+            if found is not None and (
+                grad_free_decorated(found, self.imps)
+                or any(in_grad_free_block(self.idx, c, self.imps) for c in self.idx.within(found, cst.Call))
+            ):
+                return True
+        return False
 
     def _through_helper(self, call: cst.Call, keys: set[str]) -> str | None:
         if dotted(receiver(call) or call.func) == "self":
             for method in self.funcs.resolve(call):
+                if any(e.set_in for e in self.events.get(id(method), ())):
+                    continue  # a hook whose mode holds from its start reports its own runs
                 for inner in self.idx.within(method, cst.Call):
                     key = forward_key(inner, {k for k in keys if k.startswith("self.")})
                     if key is not None and not in_grad_free_block(self.idx, inner, self.imps):
@@ -242,6 +292,46 @@ class Evaluations:
             use is not func.name and id(use) not in called
             for use in mentions(self.idx, self.idx.module, func.name.value)
         )
+
+    # -- legacy evaluation ----------------------------------------------------
+
+    @cached_property
+    def volatile_runs(self) -> dict[int, cst.Call]:
+        """Calls of a model on an input made with `Variable(x, volatile=True)` (id -> call):
+        the legacy way to evaluate without a graph, which has no effect since PyTorch 0.4.
+        A model here is a callee that the module neither imports nor defines, nor a
+        builtin or a loss (`criterion(out, target_var)`)."""
+        found: dict[int, cst.Call] = {}
+        for variable in self.idx.nodes(cst.Call):
+            qualified = self.imps.qualify(variable.func) or ""
+            if not (qualified.startswith("torch.") and qualified.endswith(".Variable")):
+                continue
+            flag = keyword(variable, "volatile")
+            if flag is None or not _is_literal(flag.value, "True"):
+                continue
+            holder = self.idx.parent(self.idx.parent(variable) or variable)
+            if isinstance(holder, cst.Call) and self._runs_as_model(holder):
+                found[id(holder)] = holder
+                continue
+            statement = self.idx.parent(variable)
+            names = {n.value for n in target_names(statement.targets[0].target)} if isinstance(statement, cst.Assign) else set()
+            after = self.idx.order(variable)
+            scope = self.idx.scope(variable)
+            for call in self.idx.within(scope, cst.Call):
+                if self.idx.order(call) > after and self.idx.scope(call) is scope and self._runs_as_model(call):
+                    passed = {n.value for arg in call.args for n in self.idx.within(arg.value, cst.Name)}
+                    if passed & names:
+                        found[id(call)] = call
+                        break
+        return found
+
+    def _runs_as_model(self, call: cst.Call) -> bool:
+        module = called_module(call)
+        if module is None or self.imps.is_imported(call.func) or self.funcs.resolve(call):
+            return False
+        name = dotted(module) or ""
+        local_class = name in self.funcs.methods
+        return not (local_class or name in _BUILTINS or is_loss_call(self.imps, call))
 
     # -- deliberate gradients -------------------------------------------------
 
@@ -348,12 +438,13 @@ class Evaluations:
 
 
 def forward_key(call: cst.Call, keys: set[str]) -> str | None:
-    """Which of `keys` the call runs directly: `model(x)` or `model.forward(x)`."""
+    """Which of `keys` the call runs directly: `model(x)`, `model.forward(x)`, or a method
+    whose name says it runs the forward (`model.infer(x)`, `net.predict(x)`)."""
     name = dotted(call.func)
     if name is not None and name in keys:
         return name
     owner = receiver(call)
-    owner_name = dotted(owner) if owner is not None and method_name(call) == "forward" else None
+    owner_name = dotted(owner) if owner is not None and name_says_forward(method_name(call)) else None
     return owner_name if owner_name is not None and owner_name in keys else None
 
 

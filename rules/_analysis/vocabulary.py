@@ -75,6 +75,16 @@ def name_says_evaluation(name: str | None) -> bool:
     return bool(name) and any(t in _EVALUATION_WORDS for t in name_tokens(name or ""))
 
 
+# Methods of a network whose names say they run its forward pass (`model.infer(x)`,
+# `net.predict(x)`, `encoder.encode(x)`); `generate` is not one: it manages its own grad mode.
+_FORWARD_WORDS = frozenset("forward infer inference predict encode decode embed extract".split())
+
+
+def name_says_forward(name: str | None) -> bool:
+    """`infer`, `predict_proba`, `forward_features`, `encode_image`, `extract_feat`."""
+    return bool(name) and any(t in _FORWARD_WORDS for t in name_tokens(name or ""))
+
+
 # Calls that wrap a network and run its layers as they are.
 MODEL_WRAPPERS = frozenset(
     {"DataParallel", "DistributedDataParallel", "DDP", "FullyShardedDataParallel", "FSDP", "compile"}
