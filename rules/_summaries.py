@@ -36,7 +36,8 @@ named like `zero_grads`), `steps` (an optimizer's or a scaler's `step`), `backwa
 `enters_grad_free` (a `with` of one), `sets_eval` / `sets_train`, `moves_device`
 (`.to()`, `.cuda()`), `selects_gpu` (`torch.cuda.set_device`, `torch.cuda.device(...)`,
 `CUDA_VISIBLE_DEVICES`, `init_process_group(device_id=...)`), `inits_process_group`,
-`distributed_sampler` (builds a `DistributedSampler` that shuffles).
+`distributed_sampler` (builds a `DistributedSampler` that shuffles), `freezes_self`
+(`self.requires_grad_(False)`, or `p.requires_grad = False` over `self.parameters()`).
 """
 
 from __future__ import annotations
@@ -189,6 +190,8 @@ class _Function:
         self.runs: dict[str, None] = {}
         self.returns: list[ast.expr] = []
         self.assigned: dict[str, ast.expr] = {}
+        # Loop variables over `self.parameters()`: `p` in `for p in self.parameters():`.
+        self.self_params: set[str] = set()
         if any(_grad_free(d, names) for d in func.decorator_list):
             self.effects.add("grad_free")
 
@@ -324,6 +327,9 @@ class _Walk:
                 if any(_grad_free(item.context_expr, self.names) for item in node.items):  # type: ignore[attr-defined]
                     for func in active:
                         func.effects.add("enters_grad_free")
+            elif kind is ast.For or kind is ast.comprehension:
+                for func in active:
+                    func.self_params.update(_self_parameter_loop(node.target, node.iter))  # type: ignore[attr-defined]
             elif kind is ast.Assign:
                 assert isinstance(node, ast.Assign)
                 self._assign(node, active, cls)
@@ -350,6 +356,10 @@ class _Walk:
             if _is_grad(target):
                 for func in active:
                     func.effects.add("clears_grads")
+            if isinstance(target, ast.Attribute) and target.attr == "requires_grad" and _is_false(node.value):
+                for func in active:
+                    if _dotted(target.value) in func.self_params:
+                        func.effects.add("freezes_self")
             if isinstance(target, ast.Name):
                 for func in active:
                     func.assigned[target.id] = node.value
@@ -388,6 +398,11 @@ class _Walk:
                 found.add("steps")
         elif method in ("backward", "manual_backward") or qualified == "torch.autograd.backward":
             found.add("backward")
+        elif method == "requires_grad_" and owner is not None and call.args and _is_false(call.args[0]):
+            frozen = _dotted(owner)
+            for function in active:
+                if frozen == "self" or frozen in function.self_params:
+                    function.effects.add("freezes_self")
         if qualified.endswith("cuda.synchronize") or method in HOST_READS:
             found.add("syncs")
         if method in ("to", "cuda"):
@@ -417,6 +432,24 @@ class _Walk:
                 moved = _dotted(owner)
                 if moved in target.params:
                     target.modes[moved] = mode
+
+
+def _is_false(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Constant) and expr.value is False
+
+
+def _self_parameter_loop(target: ast.expr, iterated: ast.expr) -> list[str]:
+    """`p` for `for p in self.parameters()` and `for name, p in self.named_parameters()`."""
+    if not (
+        isinstance(iterated, ast.Call)
+        and isinstance(iterated.func, ast.Attribute)
+        and iterated.func.attr in ("parameters", "named_parameters")
+        and _dotted(iterated.func.value) == "self"
+    ):
+        return []
+    if isinstance(target, ast.Tuple) and target.elts:
+        target = target.elts[-1]
+    return [target.id] if isinstance(target, ast.Name) else []
 
 
 def _shuffles(sampler: ast.Call) -> bool:
@@ -531,6 +564,14 @@ def runs_with_gradients(ctx: FileContext, call: cst.Call, key: str) -> bool:
         return False
     bound = _bound_arguments(data.get("params", []), call)
     return any(an.dotted(bound[param]) == key for param in data.get("runs", ()) if param in bound)
+
+
+def builds_frozen(ctx: FileContext, call: cst.Call) -> bool:
+    """A call of a project class whose constructor freezes all its parameters
+    (`self.requires_grad_(False)`, also through a method it calls): its instances build no
+    autograd graph."""
+    entry = entry_for(ctx, call.func)
+    return entry is not None and entry.kind == "class" and "freezes_self" in effects(ctx, entry)
 
 
 def builds_distributed_loader(ctx: FileContext, call: cst.Call) -> bool:

@@ -78,8 +78,9 @@ class EvalWithoutNoGrad(Rule):
     ```
 
     Not flagged: a model put back with `model.train()` before the call, a frozen
-    teacher or target network (`teacher.requires_grad_(False)`, or `p.requires_grad =
-    False` over its parameters), a function that back-propagates or steps an optimizer
+    teacher or target network (`teacher.requires_grad_(False)`, `p.requires_grad =
+    False` over its parameters, `model.freeze()`, or a class whose constructor freezes
+    its own parameters, in this module or another of the project), a function that back-propagates or steps an optimizer
     after the `eval()` (eval-mode training, e.g. frozen batch norm) or asks for input
     gradients (`x.requires_grad_()`), `torch.jit.trace` / `torch.onnx.export` /
     `torch.compile` / `torch.export` of the model, `model.generate(...)`, a method of
@@ -409,6 +410,21 @@ class EvalWithoutNoGrad(Rule):
                 out = net(Variable(x, volatile=True))
             target = Variable(y, volatile=True)
             return criterion(out, target)
+        """,
+        # Frozen by its own constructor, or by the framework's freeze(): no graph is built.
+        """
+        import torch
+        class Encoder(torch.nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.proj = torch.nn.Linear(width, width)
+                for p in self.parameters():
+                    p.requires_grad = False
+        def features(loader, classifier):
+            encoder = Encoder(8).eval()
+            classifier.freeze()
+            classifier.eval()
+            return [classifier(encoder(x)) for x in loader]
         """,
     )
     INVALID = (

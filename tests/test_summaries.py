@@ -85,6 +85,24 @@ def test_a_grad_free_decorator() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("body", "frozen"),
+    [
+        ("self.requires_grad_(False)", True),
+        ("for p in self.parameters():\n        p.requires_grad = False", True),
+        ("for name, p in self.named_parameters():\n        p.requires_grad_(False)", True),
+        ("[p.requires_grad_(False) for p in self.parameters()]", True),
+        ("for p in self.head.parameters():\n        p.requires_grad = False", False),  # a part only
+        ("for p in self.parameters():\n        p.requires_grad = True", False),
+        ("self.requires_grad_(True)", False),
+    ],
+)
+def test_a_method_that_freezes_its_own_parameters(body: str, frozen: bool) -> None:
+    source = f"class Encoder:\n    def __init__(self):\n        {body.replace(chr(10), chr(10) + '    ')}\n"
+    found = summarize(ast.parse(source))["defs"]["Encoder"]["methods"]["__init__"]["effects"]
+    assert ("freezes_self" in found) is frozen
+
+
 def test_mode_set_on_a_parameter_and_by_a_flag() -> None:
     found = summary(
         """

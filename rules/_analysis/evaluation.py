@@ -30,7 +30,7 @@ from torchlint.rules._analysis.dataflow import assigned_values, bindings, target
 from torchlint.rules._analysis.graphs import is_loss_call
 from torchlint.rules._analysis.grad_regions import grad_regions
 from torchlint.rules._analysis.index import Index, index
-from torchlint.rules._analysis.modes import grad_free_decorated, in_grad_free_block
+from torchlint.rules._analysis.modes import grad_free_decorated, in_grad_free_block, model_key
 from torchlint.rules._analysis.names import dotted, imports, last_name, mentions
 from torchlint.rules._analysis.vocabulary import name_says_forward
 
@@ -388,8 +388,19 @@ class Evaluations:
         return False
 
     def _frozen_names(self) -> set[str]:
-        """Last names of models whose parameters are frozen somewhere in the module."""
+        """Last names of models whose parameters are frozen somewhere in the module, and of
+        instances of a class whose constructor freezes its own (`self.requires_grad_(False)`
+        in `__init__`, in this module or another module of the project)."""
         frozen: set[str] = set()
+        classes: set[str] = set()
+
+        def freeze(node: cst.CSTNode, names: set[str]) -> None:
+            frozen.update(names)
+            func = self.idx.enclosing(node, (cst.FunctionDef,)) if "self" in names else None
+            owner = self.funcs.enclosing_class(func) if func is not None and func.name.value == "__init__" else None
+            if owner is not None:
+                classes.add(owner.name.value)
+
         for call in self.idx.nodes(cst.Call):
             method = method_name(call)
             if method == "requires_grad_" and _is_literal(_first_arg(call, "requires_grad"), "False"):
@@ -399,20 +410,36 @@ class Evaluations:
                     found = self.subject(call)
                     name = found[0].rpartition(".")[2] if found else None
                 if name:
-                    frozen.update(self._parameter_owner(call) or {name})
+                    freeze(call, self._parameter_owner(call) or {name})
                 continue
             callee = last_name(call.func) or ""
-            if _FREEZE_NAME.search(callee) and not any(_is_literal(a.value, "True") for a in call.args):
-                for arg in call.args:
-                    value = arg.value
-                    values = [e.value for e in value.elements] if isinstance(value, (cst.List, cst.Tuple)) else [value]
-                    frozen.update(n for n in (last_name(v) for v in values if dotted(v)) if n)
+            if not _FREEZE_NAME.search(callee) or "unfreeze" in callee.lower() or any(_is_literal(a.value, "True") for a in call.args):
+                continue
+            if not call.args and method is not None:  # `self.encoder.freeze()`, Lightning's `model.freeze()`
+                freeze(call, {name for name in (model_key(receiver(call)),) if name})
+            for arg in call.args:
+                value = arg.value
+                values = [e.value for e in value.elements] if isinstance(value, (cst.List, cst.Tuple)) else [value]
+                freeze(call, {n for n in (last_name(v) for v in values if dotted(v)) if n})
         for assign in self.idx.nodes(cst.Assign):
             if _is_literal(assign.value, "False") and any(
                 isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad" for t in assign.targets
             ):
-                frozen.update(self._parameter_owner(assign) or set())
+                freeze(assign, self._parameter_owner(assign) or set())
+        evaluated = {key.rpartition(".")[2] for key in self.evaluated()}
+        for name, values in assigned_values(self.ctx).items():
+            last = name.rpartition(".")[2]
+            if last in evaluated and any(self._builds_frozen(value, classes) for value in values):
+                frozen.add(last)
         return frozen
+
+    def _builds_frozen(self, value: cst.BaseExpression, classes: set[str]) -> bool:
+        built = strip_self_returning(value)
+        if not isinstance(built, cst.Call):
+            return False
+        if isinstance(built.func, cst.Name) and built.func.value in classes:
+            return True
+        return sm.builds_frozen(self.ctx, built)
 
     def _parameter_owner(self, node: cst.CSTNode) -> set[str] | None:
         """`teacher` for code inside `for p in teacher.parameters():` (or a comprehension)."""
@@ -429,7 +456,7 @@ class Evaluations:
                 name
                 for it in iters
                 if isinstance(it, cst.Call) and method_name(it) in ("parameters", "named_parameters")
-                for name in (last_name(receiver(it) or it),)
+                for name in (model_key(receiver(it)),)
                 if name
             }
             if owners:
