@@ -25,7 +25,15 @@ import libcst as cst
 from torchlint.rule import FileContext
 from torchlint.rules import _summaries as sm
 from torchlint.rules._analysis.callgraph import functions
-from torchlint.rules._analysis.calls import bind_arguments, called_module, keyword, method_name, parameter_names, positional, receiver
+from torchlint.rules._analysis.calls import (
+    bind_arguments,
+    called_module,
+    keyword,
+    method_name,
+    parameter_names,
+    positional,
+    receiver,
+)
 from torchlint.rules._analysis.dataflow import assigned_values, bindings, target_names
 from torchlint.rules._analysis.graphs import is_loss_call
 from torchlint.rules._analysis.grad_regions import grad_regions
@@ -236,8 +244,10 @@ class Evaluations:
             return True
         method = method_name(call) or ""
         for value in assigned_values(self.ctx).get(dotted(receiver(call) or call) or "", []):
-            cls = strip_self_returning(value)
-            found = self.funcs.method(cls.func.value, method) if isinstance(cls, cst.Call) and isinstance(cls.func, cst.Name) else None
+            built = strip_self_returning(value)
+            if not (isinstance(built, cst.Call) and isinstance(built.func, cst.Name)):
+                continue
+            found = self.funcs.method(built.func.value, method)
             if found is not None and (
                 grad_free_decorated(found, self.imps)
                 or any(in_grad_free_block(self.idx, c, self.imps) for c in self.idx.within(found, cst.Call))
@@ -302,6 +312,8 @@ class Evaluations:
         A model here is a callee that the module neither imports nor defines, nor a
         builtin or a loss (`criterion(out, target_var)`)."""
         found: dict[int, cst.Call] = {}
+        if "volatile" not in self.ctx.source:
+            return found
         for variable in self.idx.nodes(cst.Call):
             qualified = self.imps.qualify(variable.func) or ""
             if not (qualified.startswith("torch.") and qualified.endswith(".Variable")):
@@ -314,7 +326,9 @@ class Evaluations:
                 found[id(holder)] = holder
                 continue
             statement = self.idx.parent(variable)
-            names = {n.value for n in target_names(statement.targets[0].target)} if isinstance(statement, cst.Assign) else set()
+            names: set[str] = set()
+            if isinstance(statement, cst.Assign):
+                names = {n.value for n in target_names(statement.targets[0].target)}
             after = self.idx.order(variable)
             scope = self.idx.scope(variable)
             for call in self.idx.within(scope, cst.Call):
@@ -413,7 +427,9 @@ class Evaluations:
                     freeze(call, self._parameter_owner(call) or {name})
                 continue
             callee = last_name(call.func) or ""
-            if not _FREEZE_NAME.search(callee) or "unfreeze" in callee.lower() or any(_is_literal(a.value, "True") for a in call.args):
+            if not _FREEZE_NAME.search(callee) or "unfreeze" in callee.lower():
+                continue
+            if any(_is_literal(a.value, "True") for a in call.args):
                 continue
             if not call.args and method is not None:  # `self.encoder.freeze()`, Lightning's `model.freeze()`
                 freeze(call, {name for name in (model_key(receiver(call)),) if name})
