@@ -743,9 +743,9 @@ class EvalWithoutNoGrad(Rule):
         caller_of: cst.FunctionDef | None = None,
     ) -> Report:
         callee = ctx.module.code_for_node(call.func)
-        fix = "wrap the call in `with torch.no_grad():` (or `torch.inference_mode()`)"
+        fix = ": wrap the call in `with torch.no_grad():` (or `torch.inference_mode()`)"
         if id(call) in evals.volatile_runs:
-            fix = f"`volatile=True` has no effect since PyTorch 0.4: {fix} instead"
+            fix = f"; `volatile=True` has no effect since PyTorch 0.4{fix} instead"
         if event is None:
             after = "on a `Variable(..., volatile=True)` input"
         else:
@@ -755,7 +755,7 @@ class EvalWithoutNoGrad(Rule):
                 after = f"in `{caller_of.name.value}()`, which runs only {after},"
         message = (
             f"`{callee}(...)` runs {after} with gradients enabled, so autograd records a graph "
-            f"that is never used (memory and time): {fix}"
+            f"that is never used (memory and time){fix}"
         )
         return self.report(call, message, self._fix(evals, call))
 
