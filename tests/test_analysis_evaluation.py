@@ -189,11 +189,12 @@ class TestEvaluations:
                 model.eval()
                 return model(x)
             def embed(model, x):
-                was_training = model.training
+                snapshot = model.training
                 model.eval()
-                out = model(x)
-                model.train(was_training)
-                return out
+                try:
+                    return model(x)
+                finally:
+                    model.train(snapshot)
             """
         )
         evals = an.evaluations(ctx)
