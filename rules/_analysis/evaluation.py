@@ -181,7 +181,7 @@ class Evaluations:
         """A TorchServe handler (a class with `initialize` and `handle`) has `initialize()`
         run once, then its per-request hooks: the eval mode that `initialize()` leaves on a
         `self.` model holds when each hook starts, unless the class puts it back in training."""
-        for name, methods in self.funcs.methods.items():
+        for methods in self.funcs.methods.values():
             setup = methods.get(SERVING_SETUP)
             if setup is None or "handle" not in methods:
                 continue
