@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterator
 
 import libcst as cst
 
@@ -44,15 +45,36 @@ def grad_free_decorated(func: cst.FunctionDef, imps: Imports) -> bool:
 
 def in_grad_free_block(idx: Index, node: cst.CSTNode, imps: Imports, stop_at_function: bool = True) -> bool:
     """`node` runs inside a gradient-free `with` (or a decorated function) in its own scope."""
+    return next(grad_free_blocks(idx, node, imps, stop_at_function), None) is not None
+
+
+def grad_free_blocks(
+    idx: Index, node: cst.CSTNode, imps: Imports, stop_at_function: bool = True
+) -> Iterator[cst.With | cst.FunctionDef]:
+    """The gradient-free `with` statements and decorated functions around `node`, innermost
+    first (within its own scope when `stop_at_function`)."""
     for ancestor in idx.ancestors(node):
         if isinstance(ancestor, cst.With) and idx.contains(ancestor.body, node):
             if any(is_grad_free_call(item.item, imps) for item in ancestor.items):
-                return True
+                yield ancestor
         if isinstance(ancestor, cst.FunctionDef):
             if grad_free_decorated(ancestor, imps):
-                return True
+                yield ancestor
             if stop_at_function:
-                return False
+                return
+
+
+def grad_mode_flag(block: cst.CSTNode, imps: Imports) -> bool:
+    """`with torch.set_grad_enabled(flag):` with a flag chosen at run time: the block runs
+    without gradients only where the flag is false (a shared `run_epoch(train=...)`)."""
+    if not isinstance(block, cst.With):
+        return False
+    for item in block.items:
+        call = item.item
+        if isinstance(call, cst.Call) and (imps.qualify(call.func) or "").rsplit(".", 1)[-1] == "set_grad_enabled":
+            first = positional(call)[:1] or [a for a in call.args if a.keyword and a.keyword.value == "mode"]
+            if first and not (isinstance(first[0].value, cst.Name) and first[0].value.value in ("True", "False")):
+                return True
     return False
 
 
