@@ -421,13 +421,13 @@ class ForwardFactories:
                 # Copied into another tensor, which keeps its own device: whether that one
                 # meets the model is that tensor's story.
                 continue
-            name = _paired_name(self.idx, target, value, current)
-            if name is None or depth >= MAX_FLOW or says_host(name):
-                continue  # `x_host = ...`: kept on the host on purpose
-            scope = self.idx.scope(statement)
-            if self._holds_1d(start) and _elementwise_path(self.idx, start, value):
-                self._one_dimensional.add((id(scope), name))
-            flows.append(self._uses_flow(name, scope, self.idx.end(statement), depth, statement))
+            for name in _paired_names(self.idx, target, value, current):
+                if depth >= MAX_FLOW or says_host(name):
+                    continue  # `x_host = ...`: kept on the host on purpose
+                scope = self.idx.scope(statement)
+                if self._holds_1d(start) and _elementwise_path(self.idx, start, value):
+                    self._one_dimensional.add((id(scope), name))
+                flows.append(self._uses_flow(name, scope, self.idx.end(statement), depth, statement))
         return _worst(flows)
 
     def _holds_1d(self, node: cst.CSTNode) -> bool:
@@ -597,19 +597,23 @@ def _scalar_default(param: cst.Param) -> bool:
     )
 
 
-def _paired_name(
+def _paired_names(
     idx: Index, target: cst.BaseExpression, value: cst.BaseExpression, current: cst.CSTNode
-) -> str | None:
-    """The dotted name that `current` (inside `value`) is stored in; for `a, b = x, y`, the
-    target paired with the element that holds it."""
+) -> list[str]:
+    """The dotted names that `current` (inside `value`) is stored in: for `a, b = x, y`, the
+    target paired with the element that holds it; for `a, b = f(x)` (`torch.meshgrid`,
+    `t.chunk(2)`), every target, each a part computed from it."""
     if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
         if len(target.elements) != len(value.elements):
-            return None
+            return []
         for t, v in zip(target.elements, value.elements):
             if idx.contains(v, current):
-                return dotted(t.value)
-        return None
-    return dotted(target)
+                return _paired_names(idx, t.value, v.value, current)
+        return []
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _paired_names(idx, element.value, value, current)]
+    name = dotted(target)
+    return [name] if name is not None else []
 
 
 def _zero_dim_or_empty(call: cst.Call) -> bool:
