@@ -18,6 +18,7 @@ from torchlint.rules._analysis.callgraph import functions, Functions
 from torchlint.rules._analysis.calls import (
     bind_arguments,
     callee_name,
+    is_false,
     keyword,
     method_name,
     positional,
@@ -52,6 +53,15 @@ def _build_uses_cuda(ctx: FileContext) -> bool:
         if text is not None and _CUDA_TEXT.match(text) and not isinstance(idx.parent(node), (cst.Element, cst.Expr)):
             return True
     return False
+
+
+def copies_asynchronously(idx: Index) -> bool:
+    """`x.cuda(non_blocking=True)` / `x.to(device, non_blocking=True)` somewhere in the module:
+    host-to-device copies asked to overlap with compute (which only pinned memory allows)."""
+    return any(
+        arg.keyword is not None and arg.keyword.value == "non_blocking" and not is_false(arg.value)
+        for arg in idx.nodes(cst.Arg)
+    )
 
 
 FACTORIES = frozenset(
