@@ -31,6 +31,8 @@ class TestGradModeBlocks:
                     probe(x)
             with torch.set_grad_enabled(False):
                 fixed(x)
+            with torch.set_grad_enabled(train), torch.no_grad():
+                frozen(x)
             """
         )
         idx, imps = an.index(ctx), an.imports(ctx)
@@ -42,6 +44,8 @@ class TestGradModeBlocks:
         assert [grad_mode_flag(b, imps) for b in blocks] == [False, True]
         (literal,) = grad_free_blocks(idx, call(ctx, "fixed(x)"), imps)
         assert not grad_mode_flag(literal, imps)
+        (both,) = grad_free_blocks(idx, call(ctx, "frozen(x)"), imps)
+        assert not grad_mode_flag(both, imps)
 
     def test_blocks_stop_at_the_function_unless_asked(self) -> None:
         ctx = context(

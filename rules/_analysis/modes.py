@@ -65,17 +65,20 @@ def grad_free_blocks(
 
 
 def grad_mode_flag(block: cst.CSTNode, imps: Imports) -> bool:
-    """`with torch.set_grad_enabled(flag):` with a flag chosen at run time: the block runs
-    without gradients only where the flag is false (a shared `run_epoch(train=...)`)."""
+    """`with torch.set_grad_enabled(flag):` with a flag chosen at run time (and no other
+    gradient-free context): the block runs without gradients only where the flag is false
+    (a shared `run_epoch(train=...)`)."""
     if not isinstance(block, cst.With):
         return False
-    for item in block.items:
-        call = item.item
-        if isinstance(call, cst.Call) and (imps.qualify(call.func) or "").rsplit(".", 1)[-1] == "set_grad_enabled":
-            first = positional(call)[:1] or [a for a in call.args if a.keyword and a.keyword.value == "mode"]
-            if first and not (isinstance(first[0].value, cst.Name) and first[0].value.value in ("True", "False")):
-                return True
-    return False
+    flags = [_sets_grad_by_flag(item.item, imps) for item in block.items if is_grad_free_call(item.item, imps)]
+    return bool(flags) and all(flags)
+
+
+def _sets_grad_by_flag(expr: cst.BaseExpression, imps: Imports) -> bool:
+    if not isinstance(expr, cst.Call) or (imps.qualify(expr.func) or "").rsplit(".", 1)[-1] != "set_grad_enabled":
+        return False
+    first = positional(expr)[:1] or [a for a in expr.args if a.keyword is not None and a.keyword.value == "mode"]
+    return bool(first) and not (isinstance(first[0].value, cst.Name) and first[0].value.value in ("True", "False"))
 
 
 def model_key(expr: cst.BaseExpression | None) -> str | None:
