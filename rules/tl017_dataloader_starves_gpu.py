@@ -7,6 +7,7 @@ import libcst as cst
 from torchlint.finding import Severity
 from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
 from torchlint.rules import _analysis as an
+from torchlint.rules import _summaries as sm
 
 LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 
@@ -17,7 +18,10 @@ class DataloaderStarvesGpu(Rule):
     Finds a `DataLoader` in a file that trains models on CUDA and loads in the main
     process (`num_workers` unset or `0`), or that copies batches with `non_blocking=True`
     from a loader without `pin_memory=True`. One finding per `DataLoader`, naming what is
-    missing.
+    missing. A loader factory that forwards its `**kwargs` to the `DataLoader` is judged by
+    what its call sites in the module pass. A data module whose package has a trainer that
+    back-propagates and copies batches with `non_blocking=True` (in another module of the
+    package) is checked for the pinning those copies need.
 
     ## Why is this bad?
     With `num_workers=0` the training loop stops at every batch to read, decode and collate
@@ -43,9 +47,10 @@ class DataloaderStarvesGpu(Rule):
     directly or through a function of the module that returns one; a worker could only
     index memory and would add start-up cost and copies between processes. Nor are loaders
     used once (`next(iter(loader))`: one batch to check a shape or trace a model), loaders
-    over tensors that already live on the GPU, or loaders whose arguments come from
-    `**kwargs`. Only files with a training loop (a backward pass)
-    are checked: evaluation scripts and offline data tools are not, nor are test files.
+    over tensors that already live on the GPU, or loaders whose arguments come from a
+    `**kwargs` dict or from callers this module does not show. Only files with a training
+    loop (a backward pass), or data modules beside such a trainer, are checked: evaluation
+    scripts and offline data tools are not, nor are test files.
     Loaders of tokenized text (a dataset built with a tokenizer, a Hugging Face data
     collator) are not reported either: indexing token ids and padding them costs little next
     to a language model's step.
@@ -70,7 +75,7 @@ class DataloaderStarvesGpu(Rule):
     NAME = "dataloader-starves-gpu"
     SUMMARY = "DataLoader feeding CUDA work loads in the main process or without pinned memory"
     SEVERITY = Severity.INFO
-    TRIGGERS = (("DataLoader",), ("cuda", "nccl"))
+    TRIGGERS = (("DataLoader",),)
     CONFIRMED_BY = ("TL017",)
 
     VALID = [
@@ -100,6 +105,18 @@ class DataloaderStarvesGpu(Rule):
             train_kwargs.update({"num_workers": 1, "pin_memory": True})
         train_loader = torch.utils.data.DataLoader(dataset1, **train_kwargs)
         device = torch.device("cuda")
+        """,
+        # A loader factory whose callers pass `pin_memory=True`, and one with no caller here.
+        """
+        import torch
+        from torch.utils.data import DataLoader
+        def make_loader(ds, **kwargs):
+            return DataLoader(ds, batch_size=32, **kwargs)
+        def external_loader(ds, **kwargs):
+            return DataLoader(ds, batch_size=32, **kwargs)
+        model = Net().cuda()
+        for x, y in make_loader(train_set, num_workers=4, pin_memory=True):
+            criterion(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True)).backward()
         """,
         # A CPU-only file.
         """
@@ -441,6 +458,16 @@ class DataloaderStarvesGpu(Rule):
         for waves, labels in loader:
             criterion(model(waves.cuda()), labels.cuda()).backward()
         """,
+        # A loader factory that forwards `**kwargs`: its only call site passes no pin_memory.
+        """
+        import torch
+        from torch.utils.data import DataLoader
+        def make_loader(ds, **kwargs):
+            return DataLoader(ds, batch_size=32, **kwargs)  # expect: TL017
+        model = Net().cuda()
+        for x, y in make_loader(train_set, num_workers=4, shuffle=True):
+            criterion(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True)).backward()
+        """,
         # A collate function of this module that only stacks on the CPU.
         """
         import torch
@@ -458,18 +485,23 @@ class DataloaderStarvesGpu(Rule):
     def check(self, ctx: FileContext) -> Iterator[Report]:
         # Only a training loop makes a slow loader cost GPU time worth a finding; a test's
         # loaders are small on purpose.
-        if not an.uses_cuda(ctx) or an.is_test_file(ctx) or not an.training(ctx).backward:
+        if an.is_test_file(ctx):
+            return
+        trains_here = an.uses_cuda(ctx) and bool(an.training(ctx).backward)
+        loaders = an.calls_to(ctx, LOADERS, frozenset({"DataLoader"}))
+        # A data module's loaders feed the trainer of its package: that trainer's asynchronous
+        # copies need them pinned.
+        trainer = None if trains_here or not loaders else sm.package_async_trainer(ctx)
+        if not loaders or not (trains_here or trainer):
             return
         idx = an.index(ctx)
-        loaders = an.calls_to(ctx, LOADERS, frozenset({"DataLoader"}))
-        if not loaders:
-            return
         sources = an.loader_sources(ctx)
-        asynchronous = an.copies_asynchronously(idx)
+        asynchronous = not trains_here or an.copies_asynchronously(idx)
         for call in loaders:
             dataset = an.loader_setting(call, "dataset")
+            builds = an.loader_settings(ctx, call)
             if (
-                any(arg.star for arg in call.args)
+                builds is None
                 or sources.in_memory(dataset)
                 or an.only_first_batch(idx, call)
                 or sources.holds_gpu_tensors(dataset)
@@ -477,18 +509,23 @@ class DataloaderStarvesGpu(Rule):
                 or sources.collates_on_device(call)
             ):
                 continue
-            workers = an.loader_setting(call, "num_workers")
-            pinned = an.loader_setting(call, "pin_memory")
-            no_workers = workers is None or (isinstance(workers, cst.Integer) and workers.evaluated_value == 0)
-            no_pinning = pinned is None or an.is_false(pinned)
-            # Pinning alone matters most where the code asks for asynchronous copies.
-            if no_workers or (no_pinning and asynchronous):
-                # A fix must cure its finding: only pinning can be fixed without a choice.
-                fix = None if no_workers else _fix(call, pinned)
-                yield self.report(call, _message(no_workers, no_pinning, workers is None), fix)
+            for settings in builds:
+                workers, pinned = settings["num_workers"], settings["pin_memory"]
+                no_workers = trains_here and (
+                    workers is None or (isinstance(workers, cst.Integer) and workers.evaluated_value == 0)
+                )
+                no_pinning = pinned is None or an.is_false(pinned)
+                # Pinning alone matters most where the code asks for asynchronous copies.
+                if no_workers or (no_pinning and asynchronous):
+                    # A fix must cure its finding: only pinning of a spelled-out call can be
+                    # fixed without a choice.
+                    forwarded = any(arg.star for arg in call.args)
+                    fix = None if no_workers or forwarded else _fix(call, pinned)
+                    yield self.report(call, _message(no_workers, no_pinning, workers is None, trainer), fix)
+                    break
 
 
-def _message(no_workers: bool, no_pinning: bool, workers_unset: bool) -> str:
+def _message(no_workers: bool, no_pinning: bool, workers_unset: bool, trainer: str | None = None) -> str:
     missing = []
     if no_workers:
         missing.append(
@@ -501,8 +538,9 @@ def _message(no_workers: bool, no_pinning: bool, workers_unset: bool) -> str:
         advice.append("set `num_workers` (e.g. 4)")
     if no_pinning:
         advice.append("pass `pin_memory=True`")
+    feeds = f" (`{trainer}` copies batches with `non_blocking=True`)" if trainer else ""
     return (
-        f"this DataLoader feeds CUDA work but {' and '.join(missing)}: the GPU waits for data; "
+        f"this DataLoader feeds CUDA work{feeds} but {' and '.join(missing)}: the GPU waits for data; "
         f"{' and '.join(advice)}"
     )
 

@@ -150,3 +150,40 @@ class TestLoaderSources:
         assert sources.collates_on_device(collated) and not sources.collates_on_device(plain)
         assert sources.serves_text(text) and not sources.serves_text(plain)
         assert not sources.holds_gpu_tensors(an.loader_setting(plain, "dataset"))
+
+
+class TestLoaderSettings:
+    def test_forwarded_keywords_come_from_each_call_site(self) -> None:
+        ctx = context(
+            """
+            def make(ds, **opts):
+                return DataLoader(ds, batch_size=8, **opts)
+            make(train, num_workers=4, pin_memory=True)
+            make(val, num_workers=2)
+            DataLoader(ds, 16)
+            """
+        )
+        forwarding, spelled = loaders(ctx)
+        builds = an.loader_settings(ctx, forwarding)
+        assert builds is not None
+        assert [{k: code(ctx, v) for k, v in b.items() if v is not None} for b in builds] == [
+            {"dataset": "ds", "batch_size": "8", "num_workers": "4", "pin_memory": "True"},
+            {"dataset": "ds", "batch_size": "8", "num_workers": "2"},
+        ]
+        (only,) = an.loader_settings(ctx, spelled) or []
+        assert code(ctx, only["batch_size"]) == "16" and only["pin_memory"] is None  # type: ignore[arg-type]
+
+    @pytest.mark.parametrize(
+        "source",
+        [
+            "def make(ds, **opts):\n    return DataLoader(ds, **opts)\n",  # no call site here
+            "def make(ds, **opts):\n    return DataLoader(ds, **opts)\nmake(ds, **cfg)\n",  # `**` at the site
+            "def make(ds, *args):\n    return DataLoader(ds, *args)\nmake(ds, 8)\n",
+            "def make(ds, **opts):\n    return DataLoader(ds, **other)\nmake(ds)\n",
+            "DataLoader(ds, **kwargs)\n",
+        ],
+    )
+    def test_unknown_settings(self, source: str) -> None:
+        ctx = context(source)
+        (loader,) = loaders(ctx)
+        assert an.loader_settings(ctx, loader) is None

@@ -131,6 +131,8 @@ from torchlint.rules._analysis.loaders import (
     calls_on_raw_batch as calls_on_raw_batch,
     discarded_moves as discarded_moves,
     loader_setting as loader_setting,
+    loader_settings as loader_settings,
+    LoaderSettings as LoaderSettings,
     only_first_batch as only_first_batch,
     LoaderSources as LoaderSources,
     loader_sources as loader_sources,

@@ -258,6 +258,44 @@ def loader_setting(call: cst.Call, name: str) -> cst.BaseExpression | None:
     return args[position].value if len(args) > position else None
 
 
+LoaderSettings = dict[str, cst.BaseExpression | None]
+
+
+def loader_settings(ctx: FileContext, call: cst.Call) -> list[LoaderSettings] | None:
+    """How a `DataLoader(...)` call sets its parameters, once per way this module builds it:
+    one mapping for a call that spells them out; for a call that forwards the `**kwargs` of
+    its function (a loader factory), one per call site of that function here, with what the
+    site passes by keyword. None where a setting cannot be known (`*args`, a factory with no
+    call site here, a site that passes `**` itself)."""
+    spelled = {name: loader_setting(call, name) for name in LOADER_PARAMETERS}
+    stars = [arg for arg in call.args if arg.star]
+    if not stars:
+        return [spelled]
+    func = index(ctx).enclosing(call, (cst.FunctionDef,))
+    forwarded = func.params.star_kwarg if func is not None else None
+    if (
+        func is None
+        or forwarded is None
+        or len(stars) != 1
+        or stars[0].star != "**"
+        or not isinstance(stars[0].value, cst.Name)
+        or stars[0].value.value != forwarded.name.value
+    ):
+        return None
+    sites = functions(ctx).call_sites(func)
+    if not sites or any(arg.star for site in sites for arg in site.args):
+        return None
+    return [
+        {name: value if value is not None else _passed(site, name) for name, value in spelled.items()}
+        for site in sites
+    ]
+
+
+def _passed(site: cst.Call, name: str) -> cst.BaseExpression | None:
+    arg = keyword(site, name)
+    return arg.value if arg is not None else None
+
+
 def only_first_batch(idx: Index, loader: cst.Call) -> bool:
     """`next(iter(loader))` and nothing else (a batch to inspect a shape, warm up or trace a
     model), directly or through the one name the loader is assigned to."""
