@@ -1,7 +1,6 @@
 from __future__ import annotations
 
-from enum import Enum
-from typing import Iterable, Iterator
+from typing import Iterator
 
 import libcst as cst
 
