@@ -37,7 +37,9 @@ named like `zero_grads`), `steps` (an optimizer's or a scaler's `step`), `backwa
 (`.to()`, `.cuda()`), `selects_gpu` (`torch.cuda.set_device`, `torch.cuda.device(...)`,
 `CUDA_VISIBLE_DEVICES`, `init_process_group(device_id=...)`), `inits_process_group`,
 `distributed_sampler` (builds a `DistributedSampler` that shuffles), `freezes_self`
-(`self.requires_grad_(False)`, or `p.requires_grad = False` over `self.parameters()`).
+(`self.requires_grad_(False)`, or `p.requires_grad = False` over `self.parameters()`),
+`copies_async` (a copy with `non_blocking=True`, which overlaps with compute only from
+pinned memory).
 """
 
 from __future__ import annotations
@@ -407,6 +409,8 @@ class _Walk:
             found.add("syncs")
         if method in ("to", "cuda"):
             found.add("moves_device")
+        if any(k.arg == "non_blocking" and not (isinstance(k.value, ast.Constant) and not k.value.value) for k in call.keywords):
+            found.add("copies_async")
         if short in ("set_device", "set_device_index") or qualified == "torch.cuda.device":
             found.add("selects_gpu")
         if short == "init_process_group":
@@ -582,6 +586,15 @@ def builds_distributed_loader(ctx: FileContext, call: cst.Call) -> bool:
         return False
     returns = entry.data.get("returns", ())
     return "distributed_sampler" in effects(ctx, entry) and any(r.endswith("DataLoader") for r in returns)
+
+
+def package_async_trainer(ctx: FileContext) -> str | None:
+    """A function or method of another module of the file's package that back-propagates
+    and copies with `non_blocking=True` (`pkg.fit.Trainer.epoch`): a trainer that feeds a
+    GPU from host memory, such as the loaders of a data module beside it."""
+    project = view(ctx)
+    found = project.package_functions(("backward", "copies_async")) if project is not None else []
+    return found[0] if found else None
 
 
 def any_call_has(ctx: FileContext, calls: Iterable[cst.Call], effect: str) -> cst.Call | None:

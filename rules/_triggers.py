@@ -63,4 +63,4 @@ TRIGGERS = {'TL001': (('step(',), ('backward', 'opt')),
  'TL014': (('DistributedSampler', 'epoch'), ('DataLoader', 'backward')),
  'TL015': (('backward',), ('step(',), ('%', 'acc', 'micro')),
  'TL016': (('init_process_group',), ('DistributedDataParallel', 'DDP', 'nccl')),
- 'TL017': (('DataLoader',), ('cuda', 'nccl'))}
+ 'TL017': (('DataLoader',),)}

@@ -318,6 +318,20 @@ class Fp16WithoutGradScaler(Rule):
             optimizer.step()
             optimizer.zero_grad()
         """,
+        # One epoch function for training and validation: gradients follow the flag, and the
+        # backward pass inside the flag's block shows that it trains when the flag is true.
+        """
+        def run_epoch(model, loader, optimizer, training):
+            model.train(training)
+            with torch.set_grad_enabled(training):
+                for x, y in loader:
+                    with torch.autocast("cuda"):  # expect: TL010
+                        loss = criterion(model(x), y)
+                    if training:
+                        optimizer.zero_grad()
+                        loss.backward()
+                        optimizer.step()
+        """,
         # Gradient accumulation inside the autocast block.
         """
         for step, (x, y) in enumerate(loader):

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
-from enum import Enum
-from typing import Iterable, Iterator
+from typing import Iterator
 
 import libcst as cst
 
@@ -445,6 +444,16 @@ class FactoryWithoutDevice(Rule):
                 offset = torch.arange(4) + batch_idx
                 return self.loss(self(z), imgs * eps, offset.tolist())
         """,
+        # The parts of an unpacked grid are moved before they meet the input.
+        """
+        import torch
+        from torch import nn
+        class CoordConv(nn.Module):
+            def forward(self, feats):
+                ys, xs = torch.meshgrid(torch.arange(feats.size(2)), torch.arange(feats.size(3)), indexing="ij")
+                return feats + torch.stack([xs, ys]).to(feats.device)
+        model = CoordConv().cuda()
+        """,
         # `.type()` with a tensor type chosen by the input's device, or read from the input.
         """
         import torch
@@ -642,6 +651,17 @@ class FactoryWithoutDevice(Rule):
                 Z = self._update_gate(X, edge_index, H)
                 return Z * H
         model = DCRNN().to(device)
+        """,
+        # A grid unpacked from `torch.meshgrid`: each part is still on the CPU.
+        """
+        import torch
+        from torch import nn
+        class CoordConv(nn.Module):
+            def forward(self, feats):
+                rows = torch.arange(feats.size(2))  # expect: TL011
+                ys, xs = torch.meshgrid(rows, rows, indexing="ij")
+                return feats + torch.stack([xs, ys]).float()
+        model = CoordConv().cuda()
         """,
         # linspace through a chain of methods.
         """

@@ -14,11 +14,6 @@ PLACES_INPUTS = re.compile(
     r"DataParallel|accelerat|Accelerat|[Ff]abric|lightning|deepspeed|device_map|dispatch_model|"
     r"set_default_device|set_default_tensor_type|torch_xla"
 )
-# Tensor methods that keep a tensor where it is.
-STAYS_PUT = frozenset(
-    """float double half long int bool byte view reshape unsqueeze squeeze permute transpose flatten
-    contiguous clone detach t expand repeat narrow select unbind split chunk squeeze_ unsqueeze_""".split()
-)
 
 
 class InputNotOnModelDevice(Rule):
@@ -385,37 +380,17 @@ class _Finder:
 
     def unmoved_call(self, loop: cst.For) -> tuple[cst.Call, cst.Call, list[str]] | None:
         source = self.data.loader(loop.iter)
-        if source is None or self.data.iterable_prepared(loop):
+        if source is None or self.data.iterable_prepared(loop) or not an.target_names(an.batch_target(loop)):
             return None
-        raw = set(_target_names(_data_target(loop)))
-        if not raw:
-            return None
-        # `x.to(device)` as a statement: a tensor's `.to()` returns a copy, so `x` stays put.
-        discarded = self._discarded_moves(loop, raw)
+        discarded = an.discarded_moves(self.idx, loop)
         skipped = frozenset(id(call) for call in discarded.values())
         if any(self.placements.moves_data_in(root, skipped) for root in self.funcs.reachable(loop.body)):
             return None
         self.discarded = discarded
-        scope = self.idx.scope(loop)
-        events: list[cst.Assign | cst.Call] = [*self.idx.within(loop.body, cst.Assign), *self.idx.within(loop.body, cst.Call)]
-        events.sort(key=self.idx.order)
-        for node in events:
-            if self.idx.scope(node) is not scope:
-                continue
-            if isinstance(node, cst.Assign):
-                derived = self._derived(node.value, raw)
-                for target in node.targets:
-                    for name in an.target_names(target.target):
-                        (raw.add if derived else raw.discard)(name.value)
-                continue
-            move = self._moved_model(node, loop)
-            if move is None:
-                continue
-            inputs = [
-                self.ctx.module.code_for_node(arg.value) for arg in node.args if self._derived(arg.value, raw)
-            ]
-            if inputs:
-                return node, move, inputs
+        for call, inputs in an.calls_on_raw_batch(self.idx, loop):
+            move = self._moved_model(call, loop)
+            if move is not None:
+                return call, move, [self.ctx.module.code_for_node(expr) for expr in inputs]
         return None
 
     def _moved_model(self, call: cst.Call, loop: cst.For) -> cst.Call | None:
@@ -443,38 +418,6 @@ class _Finder:
                 return self.moves[key][0]
         return None
 
-    def _derived(self, expr: cst.BaseExpression, raw: set[str]) -> bool:
-        """`expr` is loader data as it came: a raw name, an item of it, or a tensor method of it."""
-        if isinstance(expr, cst.Name):
-            return expr.value in raw
-        if isinstance(expr, cst.Subscript):
-            return self._derived(expr.value, raw)
-        if isinstance(expr, cst.Attribute):
-            return isinstance(expr.value, cst.Name) and expr.value.value in raw and expr.attr.value[:1].islower()
-        if isinstance(expr, cst.Call) and an.method_name(expr) in STAYS_PUT:
-            return self._derived(expr.func.value, raw)  # type: ignore[attr-defined]
-        if isinstance(expr, cst.Call) and an.callee_name(expr) == "Variable" and expr.args:
-            return self._derived(expr.args[0].value, raw)  # the pre-0.4 autograd wrapper
-        if isinstance(expr, (cst.Tuple, cst.List)):
-            return bool(expr.elements) and all(self._derived(e.value, raw) for e in expr.elements)
-        return False
-
-    # -- reporting ---------------------------------------------------------------------------------
-
-    def _discarded_moves(self, loop: cst.For, raw: set[str]) -> dict[str, cst.Call]:
-        """Only for tensors unpacked from the batch (`for x, y in loader`): a batch object such
-        as PyG's `Data` or Hugging Face's `BatchEncoding` moves itself in place."""
-        found: dict[str, cst.Call] = {}
-        if not isinstance(_data_target(loop), (cst.Tuple, cst.List)):
-            return found
-        for statement in self.idx.within(loop.body, cst.Expr):
-            call = statement.value
-            owner = an.receiver(call) if isinstance(call, cst.Call) else None
-            if isinstance(call, cst.Call) and an.method_name(call) in ("to", "cuda") and isinstance(owner, cst.Name):
-                if owner.value in raw and self.idx.scope(statement) is self.idx.scope(loop):
-                    found[owner.value] = call
-        return found
-
     def message(self, call: cst.Call, move: cst.Call, inputs: list[str], loop: cst.For) -> str:
         code = self.ctx.module.code_for_node
         model = code(an.called_module(call) or call.func)
@@ -500,19 +443,3 @@ class _Finder:
             f"batch first, e.g. `{fix}`"
         )
 
-
-def _data_target(loop: cst.For) -> cst.BaseExpression:
-    """The part of the loop target that receives data (not `enumerate`'s index)."""
-    target = loop.target
-    if (
-        isinstance(loop.iter, cst.Call)
-        and an.callee_name(loop.iter) == "enumerate"
-        and isinstance(target, (cst.Tuple, cst.List))
-        and len(target.elements) == 2
-    ):
-        return target.elements[1].value
-    return target
-
-
-def _target_names(target: cst.BaseExpression) -> list[str]:
-    return [name.value for name in an.target_names(target)]

@@ -7,20 +7,9 @@ import libcst as cst
 from torchlint.finding import Severity
 from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
 from torchlint.rules import _analysis as an
+from torchlint.rules import _summaries as sm
 
 LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
-# DataLoader's positional parameters, in order.
-NUM_WORKERS_POSITION = 5
-PIN_MEMORY_POSITION = 7
-MAX_DEPTH = 3
-# Names that say a loader serves tokenized text: indexing token ids and padding them costs
-# little next to a language model's forward pass, and such pipelines run without workers on
-# purpose (torchtune's recipes). Padding alone says nothing: audio and detection pipelines
-# pad too, and decode in their workers.
-TEXT_WORDS = frozenset("tokenizer tokenized tokenize tokens encoded collator".split())
-# Datasets over what is already in memory, and torch functions that build tensors in the script.
-IN_MEMORY_DATASETS = frozenset({"TensorDataset"})
-TENSORS_FROM_DATA = an.TENSOR_FACTORIES | frozenset({"tensor", "as_tensor", "from_numpy", "stack", "cat"})
 
 
 class DataloaderStarvesGpu(Rule):
@@ -29,7 +18,10 @@ class DataloaderStarvesGpu(Rule):
     Finds a `DataLoader` in a file that trains models on CUDA and loads in the main
     process (`num_workers` unset or `0`), or that copies batches with `non_blocking=True`
     from a loader without `pin_memory=True`. One finding per `DataLoader`, naming what is
-    missing.
+    missing. A loader factory that forwards its `**kwargs` to the `DataLoader` is judged by
+    what its call sites in the module pass. A data module whose package has a trainer that
+    back-propagates and copies batches with `non_blocking=True` (in another module of the
+    package) is checked for the pinning those copies need.
 
     ## Why is this bad?
     With `num_workers=0` the training loop stops at every batch to read, decode and collate
@@ -55,9 +47,10 @@ class DataloaderStarvesGpu(Rule):
     directly or through a function of the module that returns one; a worker could only
     index memory and would add start-up cost and copies between processes. Nor are loaders
     used once (`next(iter(loader))`: one batch to check a shape or trace a model), loaders
-    over tensors that already live on the GPU, or loaders whose arguments come from
-    `**kwargs`. Only files with a training loop (a backward pass)
-    are checked: evaluation scripts and offline data tools are not, nor are test files.
+    over tensors that already live on the GPU, or loaders whose arguments come from a
+    `**kwargs` dict or from callers this module does not show. Only files with a training
+    loop (a backward pass), or data modules beside such a trainer, are checked: evaluation
+    scripts and offline data tools are not, nor are test files.
     Loaders of tokenized text (a dataset built with a tokenizer, a Hugging Face data
     collator) are not reported either: indexing token ids and padding them costs little next
     to a language model's step.
@@ -82,7 +75,7 @@ class DataloaderStarvesGpu(Rule):
     NAME = "dataloader-starves-gpu"
     SUMMARY = "DataLoader feeding CUDA work loads in the main process or without pinned memory"
     SEVERITY = Severity.INFO
-    TRIGGERS = (("DataLoader",), ("cuda", "nccl"))
+    TRIGGERS = (("DataLoader",),)
     CONFIRMED_BY = ("TL017",)
 
     VALID = [
@@ -112,6 +105,18 @@ class DataloaderStarvesGpu(Rule):
             train_kwargs.update({"num_workers": 1, "pin_memory": True})
         train_loader = torch.utils.data.DataLoader(dataset1, **train_kwargs)
         device = torch.device("cuda")
+        """,
+        # A loader factory whose callers pass `pin_memory=True`, and one with no caller here.
+        """
+        import torch
+        from torch.utils.data import DataLoader
+        def make_loader(ds, **kwargs):
+            return DataLoader(ds, batch_size=32, **kwargs)
+        def external_loader(ds, **kwargs):
+            return DataLoader(ds, batch_size=32, **kwargs)
+        model = Net().cuda()
+        for x, y in make_loader(train_set, num_workers=4, pin_memory=True):
+            criterion(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True)).backward()
         """,
         # A CPU-only file.
         """
@@ -453,6 +458,16 @@ class DataloaderStarvesGpu(Rule):
         for waves, labels in loader:
             criterion(model(waves.cuda()), labels.cuda()).backward()
         """,
+        # A loader factory that forwards `**kwargs`: its only call site passes no pin_memory.
+        """
+        import torch
+        from torch.utils.data import DataLoader
+        def make_loader(ds, **kwargs):
+            return DataLoader(ds, batch_size=32, **kwargs)  # expect: TL017
+        model = Net().cuda()
+        for x, y in make_loader(train_set, num_workers=4, shuffle=True):
+            criterion(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True)).backward()
+        """,
         # A collate function of this module that only stacks on the CPU.
         """
         import torch
@@ -470,92 +485,47 @@ class DataloaderStarvesGpu(Rule):
     def check(self, ctx: FileContext) -> Iterator[Report]:
         # Only a training loop makes a slow loader cost GPU time worth a finding; a test's
         # loaders are small on purpose.
-        if not an.uses_cuda(ctx) or an.is_test_file(ctx) or not an.training(ctx).backward:
+        if an.is_test_file(ctx):
+            return
+        trains_here = an.uses_cuda(ctx) and bool(an.training(ctx).backward)
+        loaders = an.calls_to(ctx, LOADERS, frozenset({"DataLoader"}))
+        # A data module's loaders feed the trainer of its package: that trainer's asynchronous
+        # copies need them pinned.
+        trainer = None if trains_here or not loaders else sm.package_async_trainer(ctx)
+        if not loaders or not (trains_here or trainer):
             return
         idx = an.index(ctx)
-        loaders = an.calls_to(ctx, LOADERS, frozenset({"DataLoader"}))
-        if not loaders:
-            return
-        gpu = _GpuData(ctx)
-        asynchronous = _copies_asynchronously(idx)
+        sources = an.loader_sources(ctx)
+        asynchronous = not trains_here or an.copies_asynchronously(idx)
         for call in loaders:
-            dataset = _dataset(call)
+            dataset = an.loader_setting(call, "dataset")
+            builds = an.loader_settings(ctx, call)
             if (
-                any(arg.star for arg in call.args)
-                or gpu.in_memory(dataset)
-                or _used_once(idx, call)
-                or gpu.holds_gpu_tensors(dataset)
-                or gpu.serves_text(call)
-                or gpu.collates_on_device(call)
+                builds is None
+                or sources.in_memory(dataset)
+                or an.only_first_batch(idx, call)
+                or sources.holds_gpu_tensors(dataset)
+                or sources.serves_text(call)
+                or sources.collates_on_device(call)
             ):
                 continue
-            workers = _setting(call, "num_workers", NUM_WORKERS_POSITION)
-            pinned = _setting(call, "pin_memory", PIN_MEMORY_POSITION)
-            no_workers = workers is None or (isinstance(workers, cst.Integer) and workers.evaluated_value == 0)
-            no_pinning = pinned is None or an.is_false(pinned)
-            # Pinning alone matters most where the code asks for asynchronous copies.
-            if no_workers or (no_pinning and asynchronous):
-                # A fix must cure its finding: only pinning can be fixed without a choice.
-                fix = None if no_workers else _fix(call, pinned)
-                yield self.report(call, _message(no_workers, no_pinning, workers is None), fix)
+            for settings in builds:
+                workers, pinned = settings["num_workers"], settings["pin_memory"]
+                no_workers = trains_here and (
+                    workers is None or (isinstance(workers, cst.Integer) and workers.evaluated_value == 0)
+                )
+                no_pinning = pinned is None or an.is_false(pinned)
+                # Pinning alone matters most where the code asks for asynchronous copies.
+                if no_workers or (no_pinning and asynchronous):
+                    # A fix must cure its finding: only pinning of a spelled-out call can be
+                    # fixed without a choice.
+                    forwarded = any(arg.star for arg in call.args)
+                    fix = None if no_workers or forwarded else _fix(call, pinned)
+                    yield self.report(call, _message(no_workers, no_pinning, workers is None, trainer), fix)
+                    break
 
 
-def _setting(call: cst.Call, name: str, position: int) -> cst.BaseExpression | None:
-    arg = an.keyword(call, name)
-    if arg is not None:
-        return arg.value
-    args = an.positional(call)
-    return args[position].value if len(args) > position else None
-
-
-def _copies_asynchronously(idx: an.Index) -> bool:
-    """`x.cuda(non_blocking=True)` / `x.to(device, non_blocking=True)` somewhere in the file."""
-    return any(
-        arg.keyword is not None and arg.keyword.value == "non_blocking" and not an.is_false(arg.value)
-        for arg in idx.nodes(cst.Arg)
-    )
-
-
-def _dataset(call: cst.Call) -> cst.BaseExpression | None:
-    arg = an.keyword(call, "dataset")
-    if arg is not None:
-        return arg.value
-    args = an.positional(call)
-    return args[0].value if args else None
-
-
-def _used_once(idx: an.Index, loader: cst.Call) -> bool:
-    """`next(iter(loader))` and nothing else (a batch to inspect a shape, warm up or trace a
-    model): worker processes would only add their start-up time."""
-    uses: list[cst.CSTNode] = [loader]
-    assign = idx.parent(loader)
-    if isinstance(assign, cst.Assign) and assign.value is loader:
-        if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
-            return False
-        name = assign.targets[0].target.value
-        uses = [
-            node
-            for node in idx.nodes(cst.Name)
-            if node.value == name and not isinstance(idx.parent(node), cst.AssignTarget)
-        ]
-    return bool(uses) and all(_first_batch_of(idx, use) for use in uses)
-
-
-def _first_batch_of(idx: an.Index, expr: cst.CSTNode) -> bool:
-    """Whether `expr` stands in `next(iter(expr))`."""
-    calls = []
-    node: cst.CSTNode | None = expr
-    for _ in range(2):
-        arg = idx.parent(node) if node is not None else None
-        call = idx.parent(arg) if isinstance(arg, cst.Arg) else None
-        if not isinstance(call, cst.Call) or len(call.args) != 1:
-            return False
-        calls.append(an.callee_name(call))
-        node = call
-    return calls == ["iter", "next"]
-
-
-def _message(no_workers: bool, no_pinning: bool, workers_unset: bool) -> str:
+def _message(no_workers: bool, no_pinning: bool, workers_unset: bool, trainer: str | None = None) -> str:
     missing = []
     if no_workers:
         missing.append(
@@ -568,8 +538,9 @@ def _message(no_workers: bool, no_pinning: bool, workers_unset: bool) -> str:
         advice.append("set `num_workers` (e.g. 4)")
     if no_pinning:
         advice.append("pass `pin_memory=True`")
+    feeds = f" (`{trainer}` copies batches with `non_blocking=True`)" if trainer else ""
     return (
-        f"this DataLoader feeds CUDA work but {' and '.join(missing)}: the GPU waits for data; "
+        f"this DataLoader feeds CUDA work{feeds} but {' and '.join(missing)}: the GPU waits for data; "
         f"{' and '.join(advice)}"
     )
 
@@ -597,96 +568,3 @@ def _fix(call: cst.Call, pinned: cst.BaseExpression | None) -> FixSpec | None:
         args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
     return FixSpec("pass `pin_memory=True`", ((call, call.with_changes(args=(*args, pin))),), safe=False)
 
-
-class _GpuData:
-    """Where a loader's data lives: already in memory (samples or tensors built in the
-    script), or on a GPU, directly or through a dataset class of the same module that places
-    its samples on a device."""
-
-    def __init__(self, ctx: FileContext) -> None:
-        self.idx = an.index(ctx)
-        self.imports = an.imports(ctx)
-        self.funcs = an.functions(ctx)
-        self.assigned = an.assigned_values(ctx)
-
-    def in_memory(self, dataset: cst.BaseExpression | None, depth: int = 0) -> bool:
-        """A list or tuple of samples, `range(n)`, a `TensorDataset`, a tensor built in the
-        script (`torch.randn(...)`), directly, through the names it was assigned to or a
-        function of this module that returns one: indexing memory is all a worker could do,
-        and workers would only add start-up cost and copies between processes."""
-        if dataset is None or depth > MAX_DEPTH:
-            return False
-        if isinstance(dataset, (cst.List, cst.ListComp)):
-            return True
-        if isinstance(dataset, cst.Tuple):
-            # Beyond the argument itself a tuple is what `a, b = ...` or `return a, b` unpacks.
-            return depth == 0
-        if isinstance(dataset, (cst.Name, cst.Attribute)):
-            values = self.assigned.get(an.dotted(dataset) or "", [])
-            return bool(values) and all(self.in_memory(value, depth + 1) for value in values)
-        if not isinstance(dataset, cst.Call):
-            return False
-        callee = self.imports.callee(dataset) or ""
-        short = callee.rpartition(".")[2]
-        if short in IN_MEMORY_DATASETS and (callee == short or callee.startswith("torch.")):
-            return True
-        if callee.startswith("torch.") and callee.count(".") == 1 and short in TENSORS_FROM_DATA:
-            return True
-        if short in ("range", "list", "tuple") and callee == short:
-            return True
-        returned = [
-            ret.value
-            for func in self.funcs.by_name.get(callee, [])
-            if self.funcs.enclosing_class(func) is None
-            for ret in self.idx.within(func, cst.Return)
-        ]
-        return bool(returned) and all(value is not None and self.in_memory(value, depth + 1) for value in returned)
-
-    def holds_gpu_tensors(self, expr: cst.BaseExpression | None, depth: int = 0) -> bool:
-        if expr is None or depth > MAX_DEPTH:
-            return False
-        for call in self.idx.within(expr, cst.Call):
-            if _places(call):
-                return True
-            methods = self.funcs.methods.get(an.callee_name(call) or "", {})
-            if any(_places(inner) for method in methods.values() for inner in self.idx.within(method, cst.Call)):
-                return True
-        for node in self.idx.within(expr, cst.Name, cst.Attribute):
-            name = an.dotted(node)
-            if name and any(self.holds_gpu_tensors(v, depth + 1) for v in self.assigned.get(name, [])):
-                return True
-        return False
-
-
-    def collates_on_device(self, loader: cst.Call) -> bool:
-        """A `collate_fn` of this module that puts each batch on a device: the batches are
-        CUDA tensors already, which worker processes and pinned memory cannot carry."""
-        arg = an.keyword(loader, "collate_fn")
-        if arg is None:
-            return False
-        for node in self.idx.within(arg.value, cst.Name):
-            functions = self.funcs.by_name.get(node.value, [])  # functions and methods
-            if any(_places(call) for func in functions for call in self.idx.within(func, cst.Call)):
-                return True
-        return False
-
-    def serves_text(self, loader: cst.Call) -> bool:
-        """The loader's dataset or collate function, or what they were built from, names a
-        tokenizer or a padding collator."""
-        pending: list[tuple[cst.BaseExpression, int]] = [(arg.value, 0) for arg in loader.args]
-        while pending:
-            expr, depth = pending.pop()
-            for node in self.idx.within(expr, cst.Name, cst.Attribute):
-                name = an.dotted(node) if isinstance(node, cst.Attribute) else node.value
-                if name is None:
-                    continue
-                if any(t in TEXT_WORDS for t in an.name_tokens(name.rpartition(".")[2])):
-                    return True
-                if depth < MAX_DEPTH:
-                    pending.extend((value, depth + 1) for value in self.assigned.get(name, []))
-        return False
-
-
-def _places(call: cst.Call) -> bool:
-    """`.cuda()`, `.to(...)`, `device=...`: a tensor put on a device."""
-    return an.method_name(call) in ("cuda", "to") or an.keyword(call, "device") is not None

@@ -28,7 +28,10 @@ in the `ProjectView` of the file being checked: the file's *dependencies*. A fil
 cached findings stay valid while its bytes and each recorded dependency's digest are
 unchanged, so editing a helper re-checks exactly the files whose checks looked at it
 (how mypy's fine-grained mode and Pyre stay incremental), and adding an unrelated
-function re-checks nothing.
+function re-checks nothing. A check that asks which functions of its file's package have
+some effects (a data module asking whether a trainer beside it back-propagates and copies
+batches asynchronously) records the answer (`PACKAGE` and the effects): a module added to,
+removed from or edited in that package folder re-checks it only when the answer changes.
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ MAX_REEXPORTS = 5
 # Digests recorded for lookups that found no entry.
 MISSING = "missing"  # the module is in the project but defines no such name
 OUTSIDE = "outside"  # no module of the project has this name (installed, or not there)
+# The dependency key of a check that read the other modules of its file's package.
+PACKAGE = "package:"
 
 Summary = dict[str, Any]
 Summarizer = Callable[[str], "Summary | None"]
@@ -243,11 +248,36 @@ class Project:
             found = self._digests[key] = entry_digest(data)
         return found
 
+    def package_functions(self, path: Path, effects: Iterable[str]) -> list[str]:
+        """The functions and methods of the other modules of `path`'s package (the `.py`
+        files of its folder, when that folder has an `__init__.py`) whose own effects
+        include all of `effects`, as sorted absolute names (`pkg.fit.Trainer.epoch`)."""
+        wanted = set(effects)
+        folder = path.parent
+        found: list[str] = []
+        if not (folder / "__init__.py").is_file():
+            return found
+        for sibling in folder.glob("*.py"):
+            if sibling == path or sibling.name == "__init__.py":
+                continue
+            module = self.module_of(sibling).name
+            for name, entry in ((self.summary(sibling) or {}).get("defs", {})).items():
+                members = {name: entry} if entry.get("kind") == "function" else {
+                    f"{name}.{method}": data for method, data in entry.get("methods", {}).items()
+                }
+                found.extend(f"{module}.{member}" for member, data in members.items() if wanted <= set(data.get("effects", ())))
+        return sorted(found)
+
     def still_valid(self, path: Path, deps: dict[str, str]) -> bool:
         """Whether every dependency recorded for `path` would be recorded the same now.
         A key is an absolute name, looked up from `path`'s search path or, after `@`,
-        from the search path of the module file named there."""
+        from the search path of the module file named there; `PACKAGE` and a list of
+        effects stand for the functions of `path`'s package that have them."""
         for key, digest in deps.items():
+            if key.startswith(PACKAGE):
+                if entry_digest(self.package_functions(path, key[len(PACKAGE) :].split(","))) != digest:
+                    return False
+                continue
             name, _, where = key.partition("@")
             search = self.search(Path(where)) if where else self.search(path)
             if self.lookup(name, search)[1] != digest:
@@ -279,6 +309,15 @@ class ProjectView:
         key = name if where.search == self.module.search else f"{name}@{where.path}"
         self.used[key] = digest
         return entry
+
+
+    def package_functions(self, effects: Iterable[str]) -> list[str]:
+        """The functions of the other modules of this file's package that have all of
+        `effects` (see `Project.package_functions`); the answer is the dependency."""
+        wanted = sorted(set(effects))
+        found = self.project.package_functions(self.module.path, wanted)
+        self.used[PACKAGE + ",".join(wanted)] = entry_digest(found)
+        return found
 
 
 def _probe(folder: Path, name: str) -> Path | None:

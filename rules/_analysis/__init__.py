@@ -12,7 +12,8 @@ most once per file, through `FileContext.analysis`.
 - `training`: backward passes, optimizer steps, gradient clears.
 - `modes`: train/eval calls, gradient-free regions, what the code calls a network.
 - `devices`: CUDA placement, where models and a forward's tensors go.
-- `loaders`: the loader a loop iterates, and whether its data is already on a device.
+- `loaders`: the loader a loop iterates, and whether its data is already on a device; the
+  batch as the loader yielded it; how a `DataLoader(...)` is built and what its data is.
 - `graphs`: which values carry autograd history, what backward passes consume.
 - `grad_regions`: whether a node runs with gradients off (also through its callers).
 - `evaluation`: eval-mode timelines, runs of a model in eval mode, deliberate gradients.
@@ -117,6 +118,7 @@ from torchlint.rules._analysis.modes import (
 )
 from torchlint.rules._analysis.devices import (
     uses_cuda as uses_cuda,
+    copies_asynchronously as copies_asynchronously,
     Placements as Placements,
     placements as placements,
 )
@@ -126,6 +128,17 @@ from torchlint.rules._analysis.fixes import (
 from torchlint.rules._analysis.loaders import (
     LoaderData as LoaderData,
     loader_data as loader_data,
+    batch_target as batch_target,
+    raw_batch as raw_batch,
+    calls_on_raw_batch as calls_on_raw_batch,
+    discarded_moves as discarded_moves,
+    loader_setting as loader_setting,
+    loader_settings as loader_settings,
+    LoaderSettings as LoaderSettings,
+    only_first_batch as only_first_batch,
+    LoaderSources as LoaderSources,
+    loader_sources as loader_sources,
+    places_tensor as places_tensor,
 )
 from torchlint.rules._analysis.amp import (
     Amp as Amp,

@@ -18,7 +18,7 @@ from torchlint.rules._analysis.calls import is_false, keyword, method_name, posi
 from torchlint.rules._analysis.dataflow import assigned_values
 from torchlint.rules._analysis.flow import enclosing_loops, loops_run_by
 from torchlint.rules._analysis.index import Index, index
-from torchlint.rules._analysis.modes import in_grad_free_block, is_grad_free_call
+from torchlint.rules._analysis.modes import grad_free_blocks, grad_mode_flag, is_grad_free_call
 from torchlint.rules._analysis.names import dotted, imports, last_name
 from torchlint.rules._analysis.training import training
 from torchlint.rules._analysis.vocabulary import name_says_evaluation, name_says_optimizer
@@ -145,12 +145,25 @@ class Amp:
         """Some call in the autocast block runs with gradients (not all of it is under `no_grad`)."""
         body = region.body if isinstance(region, cst.With) else region
         return any(
-            not in_grad_free_block(self.idx, call, self.imps) and not is_grad_free_call(call, self.imps)
+            not self.without_gradients(call) and not is_grad_free_call(call, self.imps)
             for call in self.idx.within(body, cst.Call)
         )
 
+    def without_gradients(self, node: cst.CSTNode, stop_at_function: bool = True) -> bool:
+        """`node` runs with gradients off: in a gradient-free block, unless that block is a
+        `set_grad_enabled(flag)` that also runs a backward pass, which trains when its flag
+        is true (one `run_epoch(loader, train=...)` for training and validation)."""
+        return any(
+            not (grad_mode_flag(block, self.imps) and self._runs_backward(block))
+            for block in grad_free_blocks(self.idx, node, self.imps, stop_at_function)
+        )
+
+    def _runs_backward(self, block: cst.CSTNode) -> bool:
+        body = block.body if isinstance(block, (cst.With, cst.FunctionDef)) else block
+        return any(self.idx.contains(body, backward) for backward in self.train.backward)
+
     def _inference_only(self, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
-        if in_grad_free_block(self.idx, node, self.imps, stop_at_function=False):
+        if self.without_gradients(node, stop_at_function=False):
             return True
         # A function named like an evaluation that runs its own backward pass trains (a
         # `test_*` repro script, pytorch/pytorch#115785).
@@ -164,7 +177,7 @@ class Amp:
         """A backward pass of `scope` runs inside `node` or after it within the same iteration."""
         loops = {id(loop) for loop in enclosing_loops(self.idx, node)}
         for backward in self._backward_by_scope.get(id(scope), []):
-            if in_grad_free_block(self.idx, backward, self.imps):
+            if self.without_gradients(backward):
                 continue
             if receiver(backward) is not None and positional(backward):
                 continue  # `optimizer.backward(loss)`: an fp16 optimizer or engine scales the loss

@@ -18,6 +18,7 @@ from torchlint.rules._analysis.callgraph import functions, Functions
 from torchlint.rules._analysis.calls import (
     bind_arguments,
     callee_name,
+    is_false,
     keyword,
     method_name,
     positional,
@@ -52,6 +53,15 @@ def _build_uses_cuda(ctx: FileContext) -> bool:
         if text is not None and _CUDA_TEXT.match(text) and not isinstance(idx.parent(node), (cst.Element, cst.Expr)):
             return True
     return False
+
+
+def copies_asynchronously(idx: Index) -> bool:
+    """`x.cuda(non_blocking=True)` / `x.to(device, non_blocking=True)` somewhere in the module:
+    host-to-device copies asked to overlap with compute (which only pinned memory allows)."""
+    return any(
+        arg.keyword is not None and arg.keyword.value == "non_blocking" and not is_false(arg.value)
+        for arg in idx.nodes(cst.Arg)
+    )
 
 
 FACTORIES = frozenset(
@@ -421,13 +431,13 @@ class ForwardFactories:
                 # Copied into another tensor, which keeps its own device: whether that one
                 # meets the model is that tensor's story.
                 continue
-            name = _paired_name(self.idx, target, value, current)
-            if name is None or depth >= MAX_FLOW or says_host(name):
-                continue  # `x_host = ...`: kept on the host on purpose
-            scope = self.idx.scope(statement)
-            if self._holds_1d(start) and _elementwise_path(self.idx, start, value):
-                self._one_dimensional.add((id(scope), name))
-            flows.append(self._uses_flow(name, scope, self.idx.end(statement), depth, statement))
+            for name in _paired_names(self.idx, target, value, current):
+                if depth >= MAX_FLOW or says_host(name):
+                    continue  # `x_host = ...`: kept on the host on purpose
+                scope = self.idx.scope(statement)
+                if self._holds_1d(start) and _elementwise_path(self.idx, start, value):
+                    self._one_dimensional.add((id(scope), name))
+                flows.append(self._uses_flow(name, scope, self.idx.end(statement), depth, statement))
         return _worst(flows)
 
     def _holds_1d(self, node: cst.CSTNode) -> bool:
@@ -597,19 +607,23 @@ def _scalar_default(param: cst.Param) -> bool:
     )
 
 
-def _paired_name(
+def _paired_names(
     idx: Index, target: cst.BaseExpression, value: cst.BaseExpression, current: cst.CSTNode
-) -> str | None:
-    """The dotted name that `current` (inside `value`) is stored in; for `a, b = x, y`, the
-    target paired with the element that holds it."""
+) -> list[str]:
+    """The dotted names that `current` (inside `value`) is stored in: for `a, b = x, y`, the
+    target paired with the element that holds it; for `a, b = f(x)` (`torch.meshgrid`,
+    `t.chunk(2)`), every target, each a part computed from it."""
     if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
         if len(target.elements) != len(value.elements):
-            return None
+            return []
         for t, v in zip(target.elements, value.elements):
             if idx.contains(v, current):
-                return dotted(t.value)
-        return None
-    return dotted(target)
+                return _paired_names(idx, t.value, v.value, current)
+        return []
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _paired_names(idx, element.value, value, current)]
+    name = dotted(target)
+    return [name] if name is not None else []
 
 
 def _zero_dim_or_empty(call: cst.Call) -> bool:

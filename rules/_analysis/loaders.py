@@ -1,7 +1,10 @@
 """Data loaders: the loader a loop iterates (seen through `enumerate(tqdm(loader))` and
 through variables), and whether its data is already on a device before the loop sees it:
 built with a device move, batched by a collate function from elsewhere, or moved by a dataset
-hook, collate function or `forward` of the module.
+hook, collate function or `forward` of the module. Which names of a loop body still hold a
+batch as the loader yielded it (`for x, y in loader:` until `x = x.to(device)`). How a
+`DataLoader(...)` is built: its settings, and what its dataset is (samples already in
+memory, tensors on a GPU, tokenized text) and how its batches are used.
 """
 
 from __future__ import annotations
@@ -10,13 +13,41 @@ import libcst as cst
 
 from torchlint.rule import FileContext
 from torchlint.rules._analysis.callgraph import functions
-from torchlint.rules._analysis.calls import bind_arguments, callee_name, method_name, parameter_names, receiver
-from torchlint.rules._analysis.dataflow import assigned_values
+from torchlint.rules._analysis.calls import (
+    bind_arguments,
+    callee_name,
+    keyword,
+    method_name,
+    parameter_names,
+    positional,
+    receiver,
+)
+from torchlint.rules._analysis.dataflow import assigned_values, target_names
 from torchlint.rules._analysis.devices import MAX_VALUE_DEPTH, placements
-from torchlint.rules._analysis.index import index
-from torchlint.rules._analysis.names import dotted, last_name
+from torchlint.rules._analysis.index import Index, index
+from torchlint.rules._analysis.names import dotted, imports, last_name
 from torchlint.rules._analysis.training import unwrap_iterable
-from torchlint.rules._analysis.vocabulary import DATA_HOOKS, KNOWN_COLLATORS, LOADER_WORDS, name_tokens
+from torchlint.rules._analysis.vocabulary import (
+    DATA_HOOKS,
+    KNOWN_COLLATORS,
+    LOADER_WORDS,
+    name_tokens,
+    TENSOR_FACTORIES,
+    TEXT_WORDS,
+)
+
+# `torch.utils.data.DataLoader`'s parameters, in the order it takes them positionally.
+LOADER_PARAMETERS = (
+    "dataset batch_size shuffle sampler batch_sampler num_workers collate_fn pin_memory drop_last".split()
+)
+# Tensor methods that keep a tensor where it is.
+STAYS_PUT = frozenset(
+    """float double half long int bool byte view reshape unsqueeze squeeze permute transpose flatten
+    contiguous clone detach t expand repeat narrow select unbind split chunk squeeze_ unsqueeze_""".split()
+)
+# Datasets over what is already in memory, and torch functions that build tensors in the script.
+IN_MEMORY_DATASETS = frozenset({"TensorDataset"})
+TENSORS_FROM_DATA = TENSOR_FACTORIES | frozenset({"tensor", "as_tensor", "from_numpy", "stack", "cat"})
 
 
 class LoaderData:
@@ -136,3 +167,260 @@ class LoaderData:
 
 def loader_data(ctx: FileContext) -> LoaderData:
     return ctx.analysis(LoaderData)
+
+
+# -- the batch as the loader yielded it ------------------------------------------------------
+
+
+def batch_target(loop: cst.For) -> cst.BaseExpression:
+    """The part of the loop target that receives data (not `enumerate`'s index)."""
+    target = loop.target
+    if (
+        isinstance(loop.iter, cst.Call)
+        and callee_name(loop.iter) == "enumerate"
+        and isinstance(target, (cst.Tuple, cst.List))
+        and len(target.elements) == 2
+    ):
+        return target.elements[1].value
+    return target
+
+
+def raw_batch(expr: cst.BaseExpression, raw: set[str]) -> bool:
+    """`expr` is loader data as it came, given the names `raw` that hold it: a raw name, an
+    item of it, or a tensor method of it that keeps it where it is."""
+    if isinstance(expr, cst.Name):
+        return expr.value in raw
+    if isinstance(expr, cst.Subscript):
+        return raw_batch(expr.value, raw)
+    if isinstance(expr, cst.Attribute):
+        return isinstance(expr.value, cst.Name) and expr.value.value in raw and expr.attr.value[:1].islower()
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and method_name(expr) in STAYS_PUT:
+        return raw_batch(expr.func.value, raw)
+    if isinstance(expr, cst.Call) and callee_name(expr) == "Variable" and expr.args:
+        return raw_batch(expr.args[0].value, raw)  # the pre-0.4 autograd wrapper
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return bool(expr.elements) and all(raw_batch(e.value, raw) for e in expr.elements)
+    return False
+
+
+def calls_on_raw_batch(idx: Index, loop: cst.For) -> list[tuple[cst.Call, list[cst.BaseExpression]]]:
+    """The calls of the loop body (in its own scope, in source order) with the arguments that
+    still hold the batch as the loader yielded it; an assignment of a moved value (`x =
+    x.cuda()`) ends a name's raw state, one of raw data (`x = batch[0]`) starts it."""
+    raw = {name.value for name in target_names(batch_target(loop))}
+    scope = idx.scope(loop)
+    events: list[cst.Assign | cst.Call] = [*idx.within(loop.body, cst.Assign), *idx.within(loop.body, cst.Call)]
+    events.sort(key=idx.order)
+    found: list[tuple[cst.Call, list[cst.BaseExpression]]] = []
+    for node in events:
+        if idx.scope(node) is not scope:
+            continue
+        if isinstance(node, cst.Assign):
+            derived = raw_batch(node.value, raw)
+            for target in node.targets:
+                for name in target_names(target.target):
+                    (raw.add if derived else raw.discard)(name.value)
+            continue
+        inputs = [arg.value for arg in node.args if raw_batch(arg.value, raw)]
+        if inputs:
+            found.append((node, inputs))
+    return found
+
+
+def discarded_moves(idx: Index, loop: cst.For) -> dict[str, cst.Call]:
+    """`x.to(device)` as a statement, per name `x` unpacked from the batch (`for x, y in
+    loader`): a tensor's `.to()` returns a copy, so `x` stays put. A batch object that is not
+    unpacked (PyG's `Data`, Hugging Face's `BatchEncoding`) moves itself in place."""
+    found: dict[str, cst.Call] = {}
+    target = batch_target(loop)
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return found
+    raw = {name.value for name in target_names(target)}
+    for statement in idx.within(loop.body, cst.Expr):
+        call = statement.value
+        owner = receiver(call) if isinstance(call, cst.Call) else None
+        if isinstance(call, cst.Call) and method_name(call) in ("to", "cuda") and isinstance(owner, cst.Name):
+            if owner.value in raw and idx.scope(statement) is idx.scope(loop):
+                found[owner.value] = call
+    return found
+
+
+# -- how a DataLoader is built and used --------------------------------------------------------
+
+
+def loader_setting(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    """The value a `DataLoader(...)` call gives its parameter `name`, by keyword or position."""
+    arg = keyword(call, name)
+    if arg is not None:
+        return arg.value
+    position = LOADER_PARAMETERS.index(name)
+    args = positional(call)
+    return args[position].value if len(args) > position else None
+
+
+LoaderSettings = dict[str, cst.BaseExpression | None]
+
+
+def loader_settings(ctx: FileContext, call: cst.Call) -> list[LoaderSettings] | None:
+    """How a `DataLoader(...)` call sets its parameters, once per way this module builds it:
+    one mapping for a call that spells them out; for a call that forwards the `**kwargs` of
+    its function (a loader factory), one per call site of that function here, with what the
+    site passes by keyword. None where a setting cannot be known (`*args`, a factory with no
+    call site here, a site that passes `**` itself)."""
+    spelled = {name: loader_setting(call, name) for name in LOADER_PARAMETERS}
+    stars = [arg for arg in call.args if arg.star]
+    if not stars:
+        return [spelled]
+    func = index(ctx).enclosing(call, (cst.FunctionDef,))
+    forwarded = func.params.star_kwarg if func is not None else None
+    if (
+        func is None
+        or forwarded is None
+        or len(stars) != 1
+        or stars[0].star != "**"
+        or not isinstance(stars[0].value, cst.Name)
+        or stars[0].value.value != forwarded.name.value
+    ):
+        return None
+    sites = functions(ctx).call_sites(func)
+    if not sites or any(arg.star for site in sites for arg in site.args):
+        return None
+    return [
+        {name: value if value is not None else _passed(site, name) for name, value in spelled.items()}
+        for site in sites
+    ]
+
+
+def _passed(site: cst.Call, name: str) -> cst.BaseExpression | None:
+    arg = keyword(site, name)
+    return arg.value if arg is not None else None
+
+
+def only_first_batch(idx: Index, loader: cst.Call) -> bool:
+    """`next(iter(loader))` and nothing else (a batch to inspect a shape, warm up or trace a
+    model), directly or through the one name the loader is assigned to."""
+    uses: list[cst.CSTNode] = [loader]
+    assign = idx.parent(loader)
+    if isinstance(assign, cst.Assign) and assign.value is loader:
+        if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+            return False
+        name = assign.targets[0].target.value
+        uses = [
+            node
+            for node in idx.nodes(cst.Name)
+            if node.value == name and not isinstance(idx.parent(node), cst.AssignTarget)
+        ]
+    return bool(uses) and all(_first_batch_of(idx, use) for use in uses)
+
+
+def _first_batch_of(idx: Index, expr: cst.CSTNode) -> bool:
+    """Whether `expr` stands in `next(iter(expr))`."""
+    calls = []
+    node: cst.CSTNode | None = expr
+    for _ in range(2):
+        arg = idx.parent(node) if node is not None else None
+        call = idx.parent(arg) if isinstance(arg, cst.Arg) else None
+        if not isinstance(call, cst.Call) or len(call.args) != 1:
+            return False
+        calls.append(callee_name(call))
+        node = call
+    return calls == ["iter", "next"]
+
+
+class LoaderSources:
+    """What a `DataLoader`'s data is: samples already in memory (built in the script), tensors
+    on a GPU (directly, or through a dataset class of the module that places its samples on a
+    device), batches that a collate function of the module puts on a device, or tokenized
+    text."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.idx = index(ctx)
+        self.imports = imports(ctx)
+        self.funcs = functions(ctx)
+        self.assigned = assigned_values(ctx)
+
+    def in_memory(self, dataset: cst.BaseExpression | None, depth: int = 0) -> bool:
+        """A list or tuple of samples, `range(n)`, a `TensorDataset`, a tensor built in the
+        script (`torch.randn(...)`), directly, through the names it was assigned to or a
+        function of this module that returns one: indexing memory is all a worker could do."""
+        if dataset is None or depth > MAX_VALUE_DEPTH:
+            return False
+        if isinstance(dataset, (cst.List, cst.ListComp)):
+            return True
+        if isinstance(dataset, cst.Tuple):
+            # Beyond the argument itself a tuple is what `a, b = ...` or `return a, b` unpacks.
+            return depth == 0
+        if isinstance(dataset, (cst.Name, cst.Attribute)):
+            values = self.assigned.get(dotted(dataset) or "", [])
+            return bool(values) and all(self.in_memory(value, depth + 1) for value in values)
+        if not isinstance(dataset, cst.Call):
+            return False
+        callee = self.imports.callee(dataset) or ""
+        short = callee.rpartition(".")[2]
+        if short in IN_MEMORY_DATASETS and (callee == short or callee.startswith("torch.")):
+            return True
+        if callee.startswith("torch.") and callee.count(".") == 1 and short in TENSORS_FROM_DATA:
+            return True
+        if short in ("range", "list", "tuple") and callee == short:
+            return True
+        returned = [
+            ret.value
+            for func in self.funcs.by_name.get(callee, [])
+            if self.funcs.enclosing_class(func) is None
+            for ret in self.idx.within(func, cst.Return)
+        ]
+        return bool(returned) and all(value is not None and self.in_memory(value, depth + 1) for value in returned)
+
+    def holds_gpu_tensors(self, expr: cst.BaseExpression | None, depth: int = 0) -> bool:
+        """`expr`, what it was built from, or a method of a class it builds puts tensors on a
+        device."""
+        if expr is None or depth > MAX_VALUE_DEPTH:
+            return False
+        for call in self.idx.within(expr, cst.Call):
+            if places_tensor(call):
+                return True
+            methods = self.funcs.methods.get(callee_name(call) or "", {})
+            if any(places_tensor(inner) for method in methods.values() for inner in self.idx.within(method, cst.Call)):
+                return True
+        for node in self.idx.within(expr, cst.Name, cst.Attribute):
+            name = dotted(node)
+            if name and any(self.holds_gpu_tensors(v, depth + 1) for v in self.assigned.get(name, [])):
+                return True
+        return False
+
+    def collates_on_device(self, loader: cst.Call) -> bool:
+        """A `collate_fn` of this module that puts each batch on a device: the batches are
+        CUDA tensors already, which worker processes and pinned memory cannot carry."""
+        arg = keyword(loader, "collate_fn")
+        if arg is None:
+            return False
+        for node in self.idx.within(arg.value, cst.Name):
+            functions_named = self.funcs.by_name.get(node.value, [])  # functions and methods
+            if any(places_tensor(call) for func in functions_named for call in self.idx.within(func, cst.Call)):
+                return True
+        return False
+
+    def serves_text(self, loader: cst.Call) -> bool:
+        """The loader's dataset or collate function, or what they were built from, names a
+        tokenizer or a padding collator."""
+        pending: list[tuple[cst.BaseExpression, int]] = [(arg.value, 0) for arg in loader.args]
+        while pending:
+            expr, depth = pending.pop()
+            for node in self.idx.within(expr, cst.Name, cst.Attribute):
+                name = dotted(node) if isinstance(node, cst.Attribute) else node.value
+                if name is None:
+                    continue
+                if any(t in TEXT_WORDS for t in name_tokens(name.rpartition(".")[2])):
+                    return True
+                if depth < MAX_VALUE_DEPTH:
+                    pending.extend((value, depth + 1) for value in self.assigned.get(name, []))
+        return False
+
+
+def loader_sources(ctx: FileContext) -> LoaderSources:
+    return ctx.analysis(LoaderSources)
+
+
+def places_tensor(call: cst.Call) -> bool:
+    """`.cuda()`, `.to(...)`, `device=...`: a tensor put on a device."""
+    return method_name(call) in ("cuda", "to") or keyword(call, "device") is not None

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterator
 
 import libcst as cst
 
@@ -44,16 +45,40 @@ def grad_free_decorated(func: cst.FunctionDef, imps: Imports) -> bool:
 
 def in_grad_free_block(idx: Index, node: cst.CSTNode, imps: Imports, stop_at_function: bool = True) -> bool:
     """`node` runs inside a gradient-free `with` (or a decorated function) in its own scope."""
+    return next(grad_free_blocks(idx, node, imps, stop_at_function), None) is not None
+
+
+def grad_free_blocks(
+    idx: Index, node: cst.CSTNode, imps: Imports, stop_at_function: bool = True
+) -> Iterator[cst.With | cst.FunctionDef]:
+    """The gradient-free `with` statements and decorated functions around `node`, innermost
+    first (within its own scope when `stop_at_function`)."""
     for ancestor in idx.ancestors(node):
         if isinstance(ancestor, cst.With) and idx.contains(ancestor.body, node):
             if any(is_grad_free_call(item.item, imps) for item in ancestor.items):
-                return True
+                yield ancestor
         if isinstance(ancestor, cst.FunctionDef):
             if grad_free_decorated(ancestor, imps):
-                return True
+                yield ancestor
             if stop_at_function:
-                return False
-    return False
+                return
+
+
+def grad_mode_flag(block: cst.CSTNode, imps: Imports) -> bool:
+    """`with torch.set_grad_enabled(flag):` with a flag chosen at run time (and no other
+    gradient-free context): the block runs without gradients only where the flag is false
+    (a shared `run_epoch(train=...)`)."""
+    if not isinstance(block, cst.With):
+        return False
+    flags = [_sets_grad_by_flag(item.item, imps) for item in block.items if is_grad_free_call(item.item, imps)]
+    return bool(flags) and all(flags)
+
+
+def _sets_grad_by_flag(expr: cst.BaseExpression, imps: Imports) -> bool:
+    if not isinstance(expr, cst.Call) or (imps.qualify(expr.func) or "").rsplit(".", 1)[-1] != "set_grad_enabled":
+        return False
+    first = positional(expr)[:1] or [a for a in expr.args if a.keyword is not None and a.keyword.value == "mode"]
+    return bool(first) and not (isinstance(first[0].value, cst.Name) and first[0].value.value in ("True", "False"))
 
 
 def model_key(expr: cst.BaseExpression | None) -> str | None:

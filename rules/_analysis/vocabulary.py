@@ -116,6 +116,11 @@ DEVICE_WORDS = frozenset("device devices dev gpu gpus cuda rank".split())
 LOADER_WORDS = frozenset("dl dls".split())
 # Dataset and loader hooks where a project may move its data itself.
 DATA_HOOKS = re.compile(r"__getitem__|__getitems__|__iter__|__next__|collate|get_batch")
+# Names that say a loader serves tokenized text: indexing token ids and padding them costs
+# little next to a language model's forward pass, and such pipelines run without workers on
+# purpose (torchtune's recipes). Padding alone says nothing: audio and detection pipelines
+# pad too, and decode in their workers.
+TEXT_WORDS = frozenset("tokenizer tokenized tokenize tokens encoded collator".split())
 # Collate functions known to return CPU tensors.
 KNOWN_COLLATORS = re.compile(r"(?i)datacollator|data_collator|default_collate|pad_sequence")
 # Names of a micro-step count: `range(gradient_accumulation_steps)`, `range(accum_iter)`.

@@ -1,0 +1,2 @@
+from .fit import Fitter
+from .loaders import image_loaders

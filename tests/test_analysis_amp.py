@@ -1,0 +1,118 @@
+"""Unit tests of `_analysis.amp` and the gradient-mode blocks of `_analysis.modes` that it
+reads: which autocast regions train, and when a `set_grad_enabled(flag)` block trains."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from torchlint.rule import FileContext
+from torchlint.rules import _analysis as an
+from torchlint.rules._analysis.modes import grad_free_blocks, grad_mode_flag
+
+
+def context(source: str) -> FileContext:
+    text = textwrap.dedent(source)
+    return FileContext("train.py", text, cst.parse_module(text))
+
+
+def call(ctx: FileContext, text: str) -> cst.Call:
+    return next(c for c in an.index(ctx).nodes(cst.Call) if ctx.module.code_for_node(c) == text)
+
+
+class TestGradModeBlocks:
+    def test_blocks_innermost_first_and_flag_blocks(self) -> None:
+        ctx = context(
+            """
+            import torch
+            with torch.set_grad_enabled(phase == "train"):
+                with torch.no_grad():
+                    probe(x)
+            with torch.set_grad_enabled(False):
+                fixed(x)
+            with torch.set_grad_enabled(train), torch.no_grad():
+                frozen(x)
+            """
+        )
+        idx, imps = an.index(ctx), an.imports(ctx)
+        blocks = list(grad_free_blocks(idx, call(ctx, "probe(x)"), imps))
+        assert [ctx.module.code_for_node(b.items[0].item) for b in blocks] == [  # type: ignore[union-attr]
+            "torch.no_grad()",
+            'torch.set_grad_enabled(phase == "train")',
+        ]
+        assert [grad_mode_flag(b, imps) for b in blocks] == [False, True]
+        (literal,) = grad_free_blocks(idx, call(ctx, "fixed(x)"), imps)
+        assert not grad_mode_flag(literal, imps)
+        (both,) = grad_free_blocks(idx, call(ctx, "frozen(x)"), imps)
+        assert not grad_mode_flag(both, imps)
+
+    def test_blocks_stop_at_the_function_unless_asked(self) -> None:
+        ctx = context(
+            """
+            import torch
+            with torch.no_grad():
+                def inner():
+                    work(x)
+            """
+        )
+        idx, imps = an.index(ctx), an.imports(ctx)
+        work = call(ctx, "work(x)")
+        assert list(grad_free_blocks(idx, work, imps)) == []
+        assert len(list(grad_free_blocks(idx, work, imps, stop_at_function=False))) == 1
+
+
+class TestWithoutGradients:
+    def test_flag_block_trains_when_it_runs_a_backward_pass(self) -> None:
+        ctx = context(
+            """
+            import torch
+            def run_epoch(model, loader, train):
+                with torch.set_grad_enabled(train):
+                    for x, y in loader:
+                        loss = model(x, y)
+                        if train:
+                            loss.backward()
+
+            def predict(model, x, grad):
+                with torch.set_grad_enabled(grad):
+                    return model(x)
+
+            def evaluate(model, x):
+                with torch.no_grad():
+                    loss = model(x)
+                    loss.backward()
+            """
+        )
+        amp = an.amp(ctx)
+        assert not amp.without_gradients(call(ctx, "model(x, y)"))
+        # A flag block that runs no backward pass may be an inference pass.
+        assert amp.without_gradients(call(ctx, "model(x)"))
+        # `no_grad` stays gradient-free whatever runs inside it.
+        backwards = [c for c in an.index(ctx).nodes(cst.Call) if ctx.module.code_for_node(c) == "loss.backward()"]
+        assert [amp.without_gradients(b) for b in backwards] == [False, True]
+
+    def test_autocast_in_a_shared_epoch_function_is_backpropagated(self) -> None:
+        ctx = context(
+            """
+            import torch
+            def run_epoch(model, loader, train):
+                with torch.set_grad_enabled(train):
+                    for x, y in loader:
+                        with torch.autocast("cuda"):
+                            loss = model(x, y)
+                        if train:
+                            loss.backward()
+
+            def predict(model, loader, grad):
+                with torch.set_grad_enabled(grad):
+                    for x in loader:
+                        with torch.autocast("cuda"):
+                            out = model(x)
+                return out
+            """
+        )
+        amp = an.amp(ctx)
+        first, second = [c for c in an.index(ctx).nodes(cst.Call) if an.callee_name(c) == "autocast"]
+        assert amp.is_fp16_autocast(first) and amp.backpropagated(first)
+        assert not amp.backpropagated(second)

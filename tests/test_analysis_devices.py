@@ -1,0 +1,77 @@
+"""Unit tests of `_analysis.devices`: where a tensor that a module's `forward` (or a helper
+it runs) creates on the CPU goes."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from torchlint.rule import FileContext
+from torchlint.rules import _analysis as an
+from torchlint.rules._analysis.devices import ForwardFactories
+
+
+def factories(source: str) -> tuple[ForwardFactories, list[cst.Call]]:
+    text = textwrap.dedent(source)
+    ctx = FileContext("model.py", text, cst.parse_module(text))
+    finder = ForwardFactories(ctx)
+    return finder, [c for c in an.index(ctx).nodes(cst.Call) if finder.is_factory(c)]
+
+
+class TestUnpackedResults:
+    """`a, b = f(cpu)` stores a part of the CPU tensor in every target."""
+
+    @pytest.mark.parametrize(
+        ("use", "reaches"),
+        [
+            ("return feats + torch.stack([xs, ys]).float()", True),
+            ("return feats * ys", True),
+            ("return feats + torch.stack([xs, ys]).to(feats.device)", False),
+            ("return feats[ys.long(), xs.long()]", False),
+        ],
+    )
+    def test_every_target_of_a_call_holds_the_tensor(self, use: str, reaches: bool) -> None:
+        finder, (arange,) = factories(
+            f"""
+            import torch
+            from torch import nn
+            class Grid(nn.Module):
+                def forward(self, feats):
+                    rows = torch.arange(feats.size(2))
+                    ys, xs = torch.meshgrid(rows, rows, indexing="ij")
+                    {use}
+            """
+        )
+        assert finder.reaches_device(arange) is reaches
+
+    def test_a_literal_tuple_pairs_each_target_with_its_element(self) -> None:
+        finder, (cpu,) = factories(
+            """
+            import torch
+            from torch import nn
+            class Pair(nn.Module):
+                def forward(self, x):
+                    noise, scale = torch.randn(x.shape), 2.0
+                    return x * scale, noise
+            """
+        )
+        # `noise` is returned, never mixed with `x`: only `scale` meets the input.
+        assert not finder.reaches_device(cpu)
+
+    def test_unpacked_in_a_helper_that_forward_reaches(self) -> None:
+        finder, cpus = factories(
+            """
+            import torch
+            from torch import nn
+            class Loss(nn.Module):
+                def forward(self, att, lengths):
+                    return sum(self.mask(n) * att for n in lengths)
+
+                def mask(self, n):
+                    gx, gy = torch.meshgrid(torch.arange(n), torch.arange(n))
+                    return (gx - gy).float() / n
+            """
+        )
+        assert len(cpus) == 2 and all(finder.reaches_device(c) for c in cpus)

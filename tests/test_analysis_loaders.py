@@ -1,0 +1,189 @@
+"""Unit tests of `_analysis.loaders`: the batch as a loader yielded it, how a `DataLoader(...)`
+is built, and what its data is."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from torchlint.rule import FileContext
+from torchlint.rules import _analysis as an
+
+
+def context(source: str) -> FileContext:
+    text = textwrap.dedent(source)
+    return FileContext("train.py", text, cst.parse_module(text))
+
+
+def code(ctx: FileContext, node: cst.CSTNode) -> str:
+    return ctx.module.code_for_node(node)
+
+
+def loaders(ctx: FileContext) -> list[cst.Call]:
+    return [c for c in an.index(ctx).nodes(cst.Call) if an.callee_name(c) == "DataLoader"]
+
+
+class TestRawBatch:
+    def test_batch_target_skips_the_enumerate_index(self) -> None:
+        ctx = context("for i, (x, y) in enumerate(loader):\n    pass\nfor batch in loader:\n    pass\n")
+        first, second = an.index(ctx).nodes(cst.For)
+        assert code(ctx, an.batch_target(first)) == "(x, y)"
+        assert code(ctx, an.batch_target(second)) == "batch"
+
+    @pytest.mark.parametrize(
+        ("expr", "raw"),
+        [
+            ("x", True),
+            ("x[0]", True),
+            ("x.float().unsqueeze(1)", True),
+            ("batch.images", True),
+            ("Variable(x)", True),
+            ("(x, y)", True),
+            ("x.cuda()", False),
+            ("x.to(device)", False),
+            ("(x, z)", False),
+            ("batch.Images", False),
+        ],
+    )
+    def test_raw_batch(self, expr: str, raw: bool) -> None:
+        assert an.raw_batch(cst.parse_expression(expr), {"x", "y", "batch"}) is raw
+
+    def test_calls_on_raw_batch_follow_assignments_in_order(self) -> None:
+        ctx = context(
+            """
+            for x, y in loader:
+                a = model(x)
+                x = x.cuda()
+                b = model(x, y)
+                z = y[0]
+                c = model(z)
+                def later():
+                    return model(y)
+            """
+        )
+        (loop,) = an.index(ctx).nodes(cst.For)
+        found = [(code(ctx, call), [code(ctx, e) for e in inputs]) for call, inputs in an.calls_on_raw_batch(an.index(ctx), loop)]
+        assert found == [("model(x)", ["x"]), ("model(x, y)", ["y"]), ("model(z)", ["z"])]
+
+    def test_discarded_moves_only_for_unpacked_tensors(self) -> None:
+        ctx = context(
+            """
+            for x, y in loader:
+                x.to(device)
+                y = y.to(device)
+            for data in loader:
+                data.to(device)
+            """
+        )
+        first, second = an.index(ctx).nodes(cst.For)
+        idx = an.index(ctx)
+        assert {name: code(ctx, call) for name, call in an.discarded_moves(idx, first).items()} == {"x": "x.to(device)"}
+        assert an.discarded_moves(idx, second) == {}
+
+
+class TestLoaderConstruction:
+    def test_settings_by_keyword_or_position(self) -> None:
+        ctx = context("DataLoader(ds, 32, True, None, None, 4)\nDataLoader(dataset=ds, pin_memory=True)\n")
+        positional, keywords = loaders(ctx)
+        assert code(ctx, an.loader_setting(positional, "dataset")) == "ds"  # type: ignore[arg-type]
+        assert code(ctx, an.loader_setting(positional, "num_workers")) == "4"  # type: ignore[arg-type]
+        assert an.loader_setting(positional, "pin_memory") is None
+        assert code(ctx, an.loader_setting(keywords, "pin_memory")) == "True"  # type: ignore[arg-type]
+
+    def test_only_first_batch(self) -> None:
+        ctx = context(
+            """
+            probe = DataLoader(ds)
+            shape = next(iter(probe))[0].shape
+            train = DataLoader(ds)
+            sample = next(iter(train))
+            for x in train:
+                step(x)
+            next(iter(DataLoader(ds)))
+            """
+        )
+        idx = an.index(ctx)
+        assert [an.only_first_batch(idx, call) for call in loaders(ctx)] == [True, False, True]
+
+    def test_copies_asynchronously(self) -> None:
+        assert an.copies_asynchronously(an.index(context("x = x.cuda(non_blocking=True)\n")))
+        assert not an.copies_asynchronously(an.index(context("x = x.to(device, non_blocking=False)\n")))
+
+
+class TestLoaderSources:
+    def test_in_memory_datasets(self) -> None:
+        ctx = context(
+            """
+            import torch
+            from torch.utils.data import TensorDataset
+            def make():
+                return TensorDataset(torch.randn(8, 2))
+            samples = [1, 2, 3]
+            DataLoader(samples)
+            DataLoader(make())
+            DataLoader(range(10))
+            DataLoader(ImageFolder(root))
+            """
+        )
+        sources = an.loader_sources(ctx)
+        assert [sources.in_memory(an.loader_setting(c, "dataset")) for c in loaders(ctx)] == [True, True, True, False]
+
+    def test_gpu_tensors_collate_and_text(self) -> None:
+        ctx = context(
+            """
+            class CudaSet(Dataset):
+                def __getitem__(self, i):
+                    return self.x[i].cuda()
+            def to_gpu(batch):
+                return [b.to("cuda") for b in batch]
+            DataLoader(CudaSet())
+            DataLoader(files, collate_fn=to_gpu)
+            DataLoader(encoded, collate_fn=pad)
+            DataLoader(files)
+            """
+        )
+        sources = an.loader_sources(ctx)
+        gpu, collated, text, plain = loaders(ctx)
+        assert sources.holds_gpu_tensors(an.loader_setting(gpu, "dataset"))
+        assert sources.collates_on_device(collated) and not sources.collates_on_device(plain)
+        assert sources.serves_text(text) and not sources.serves_text(plain)
+        assert not sources.holds_gpu_tensors(an.loader_setting(plain, "dataset"))
+
+
+class TestLoaderSettings:
+    def test_forwarded_keywords_come_from_each_call_site(self) -> None:
+        ctx = context(
+            """
+            def make(ds, **opts):
+                return DataLoader(ds, batch_size=8, **opts)
+            make(train, num_workers=4, pin_memory=True)
+            make(val, num_workers=2)
+            DataLoader(ds, 16)
+            """
+        )
+        forwarding, spelled = loaders(ctx)
+        builds = an.loader_settings(ctx, forwarding)
+        assert builds is not None
+        assert [{k: code(ctx, v) for k, v in b.items() if v is not None} for b in builds] == [
+            {"dataset": "ds", "batch_size": "8", "num_workers": "4", "pin_memory": "True"},
+            {"dataset": "ds", "batch_size": "8", "num_workers": "2"},
+        ]
+        (only,) = an.loader_settings(ctx, spelled) or []
+        assert code(ctx, only["batch_size"]) == "16" and only["pin_memory"] is None  # type: ignore[arg-type]
+
+    @pytest.mark.parametrize(
+        "source",
+        [
+            "def make(ds, **opts):\n    return DataLoader(ds, **opts)\n",  # no call site here
+            "def make(ds, **opts):\n    return DataLoader(ds, **opts)\nmake(ds, **cfg)\n",  # `**` at the site
+            "def make(ds, *args):\n    return DataLoader(ds, *args)\nmake(ds, 8)\n",
+            "def make(ds, **opts):\n    return DataLoader(ds, **other)\nmake(ds)\n",
+            "DataLoader(ds, **kwargs)\n",
+        ],
+    )
+    def test_unknown_settings(self, source: str) -> None:
+        ctx = context(source)
+        (loader,) = loaders(ctx)
+        assert an.loader_settings(ctx, loader) is None
