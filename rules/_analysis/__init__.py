@@ -10,7 +10,10 @@ most once per file, through `FileContext.analysis`.
 - `dataflow`: which binding a use of a name reads; values assigned to each name.
 - `vocabulary`: every word list behind a name-based guess.
 - `training`: backward passes, optimizer steps, gradient clears.
-- `modes`: train/eval calls, gradient-free regions, what the code calls a network.
+- `modes`: train/eval calls, gradient-free regions, what the code calls a network, where
+  the code switches to eval mode.
+- `networks`: what a call runs as a network, which networks training runs, whether a
+  network's mode matters (its layers, here or in another module).
 - `devices`: CUDA placement, where models and a forward's tensors go.
 - `loaders`: the loader a loop iterates, and whether its data is already on a device.
 - `graphs`: which values carry autograd history, what backward passes consume.
@@ -94,6 +97,7 @@ from torchlint.rules._analysis.vocabulary import (
     says_grad_free as says_grad_free,
     says_host as says_host,
     TENSOR_FACTORIES as TENSOR_FACTORIES,
+    says_evaluation_data as says_evaluation_data,
 )
 from torchlint.rules._analysis.training import (
     Training as Training,
@@ -112,6 +116,16 @@ from torchlint.rules._analysis.modes import (
     ModeCall as ModeCall,
     mode_calls as mode_calls,
     runs_with_gradients as runs_with_gradients,
+    EvalSwitches as EvalSwitches,
+    eval_switches as eval_switches,
+    grad_free_statement as grad_free_statement,
+)
+from torchlint.rules._analysis.networks import (
+    looks_like_model as looks_like_model,
+    trained_models as trained_models,
+    models_run_by as models_run_by,
+    mode_owned_elsewhere as mode_owned_elsewhere,
+    mode_free as mode_free,
 )
 from torchlint.rules._analysis.devices import (
     uses_cuda as uses_cuda,
@@ -120,6 +134,8 @@ from torchlint.rules._analysis.devices import (
 )
 from torchlint.rules._analysis.fixes import (
     insert_statement as insert_statement,
+    insert_before as insert_before,
+    insert_first as insert_first,
 )
 from torchlint.rules._analysis.loaders import (
     LoaderData as LoaderData,

@@ -71,6 +71,15 @@ class Training:
                 running[id(event)].append(loop)
         return running
 
+    def training_loops(self, funcs: Functions) -> list[cst.For | cst.While]:
+        """Loops whose body runs a backward pass and an optimizer step (there or in local
+        functions it reaches), in source order."""
+        return [
+            loop
+            for loop in self.idx.nodes(cst.For, cst.While)
+            if self.events_in(self.backward, loop.body, funcs) and self.events_in(self.steps, loop.body, funcs)
+        ]
+
     def events_in(self, kind: list[N], scope: cst.CSTNode, funcs: Functions) -> list[N]:
         """Events of `kind` that run when `scope` runs: inside it or in local functions it reaches."""
         # The events inside a root are found by bisection over their source order (a scan
