@@ -567,14 +567,17 @@ def runs_with_gradients(ctx: FileContext, call: cst.Call, key: str) -> bool:
     return any(an.dotted(bound[param]) == key for param in data.get("runs", ()) if param in bound)
 
 
-def builds_distributed_loader(ctx: FileContext, call: cst.Call) -> bool:
-    """A call of a project factory that builds a shuffling `DistributedSampler` and returns
-    a `DataLoader` (`make_loader(dataset)` in a data module)."""
+def distributed_sampler_factory(ctx: FileContext, call: cst.Call) -> str | None:
+    """What a call of a project factory returns that needs `set_epoch`: "loader" for a
+    `DataLoader` with a shuffling `DistributedSampler` that it builds (`make_loader(dataset)`
+    in a data module), "sampler" for such a sampler itself; None otherwise."""
     entry = entry_for(ctx, call.func)
-    if entry is None or entry.kind != "function":
-        return False
+    if entry is None or entry.kind != "function" or "distributed_sampler" not in effects(ctx, entry):
+        return None
     returns = entry.data.get("returns", ())
-    return "distributed_sampler" in effects(ctx, entry) and any(r.endswith("DataLoader") for r in returns)
+    if any(r.endswith("DataLoader") for r in returns):
+        return "loader"
+    return "sampler" if any(r.endswith("DistributedSampler") for r in returns) else None
 
 
 def any_call_has(ctx: FileContext, calls: Iterable[cst.Call], effect: str) -> cst.Call | None:

@@ -91,6 +91,7 @@ THROUGH_OTHER_MODULES = [
     ("src/trainproj/benchmark.py", "TL002", 15, False),  # profiling.settle synchronizes
     ("src/trainproj/train_steps.py", "TL001", 12, True),  # helpers.train_step never clears
     ("src/trainproj/ddp_trainer.py", "TL014", 21, True),  # data.make_loader's DistributedSampler
+    ("src/trainproj/sampler_trainer.py", "TL014", 19, True),  # data.make_sampler's, kept on the trainer
     ("src/trainproj/inference.py", "TL004", 8, True),  # helpers.predict runs the model with grads
 ]
 
@@ -111,6 +112,9 @@ def test_the_whole_project() -> None:
         ("evaluate_dropout.py", "TL009", 14),  # the same evaluation with a dropout network
         ("evaluate_module_attr_dropout.py", "TL009", 14),  # `models.Regularized(0.5)`
         ("ddp_trainer.py", "TL014", 21),  # ddp_trainer_fixed.py calls set_epoch
+        # Not sampler_trainer_fixed.py (set_epoch in the epoch method), sampler_trainer_helper.py
+        # (epoch_utils.start_epoch), sampler_trainer_random.py (a RandomSampler).
+        ("sampler_trainer.py", "TL014", 19),
         ("inference.py", "TL004", 8),  # not line 9: helpers.predict_quietly holds no_grad
     }
 

@@ -9,13 +9,14 @@ most once per file, through `FileContext.analysis`.
 - `flow`: loops, execution order through helpers, branches, early exits.
 - `dataflow`: which binding a use of a name reads; values assigned to each name.
 - `vocabulary`: every word list behind a name-based guess.
-- `training`: backward passes, optimizer steps, gradient clears.
+- `training`: backward passes, optimizer steps, gradient clears, training and epoch loops.
 - `modes`: train/eval calls, gradient-free regions, what the code calls a network, where
   the code switches to eval mode.
 - `networks`: what a call runs as a network, which networks training runs, whether a
   network's mode matters (its layers, here or in another module).
 - `devices`: CUDA placement, where models and a forward's tensors go.
-- `loaders`: the loader a loop iterates, and whether its data is already on a device.
+- `loaders`: the loader a loop iterates, and whether its data is already on a device;
+  distributed samplers, the loaders that draw from them and where those run a pass.
 - `graphs`: which values carry autograd history, what backward passes consume.
 - `accumulation`: steps every N iterations and whether the loss is divided by N.
 - `amp`: autocast regions in float16, loss scalers and their updates.
@@ -56,6 +57,7 @@ from torchlint.rules._analysis.calls import (
     positional_parameters as positional_parameters,
     parameter_names as parameter_names,
     called_module as called_module,
+    call_taking as call_taking,
 )
 from torchlint.rules._analysis.callgraph import (
     Functions as Functions,
@@ -74,6 +76,7 @@ from torchlint.rules._analysis.flow import (
     flow as flow,
     running_scopes as running_scopes,
     in_exclusive_branches as in_exclusive_branches,
+    loops_around_callers as loops_around_callers,
 )
 from torchlint.rules._analysis.dataflow import (
     Binding as Binding,
@@ -83,6 +86,7 @@ from torchlint.rules._analysis.dataflow import (
     assigned_values as assigned_values,
     Bindings as Bindings,
     bindings as bindings,
+    bound_target as bound_target,
 )
 from torchlint.rules._analysis.vocabulary import (
     name_tokens as name_tokens,
@@ -98,6 +102,7 @@ from torchlint.rules._analysis.vocabulary import (
     says_host as says_host,
     TENSOR_FACTORIES as TENSOR_FACTORIES,
     says_evaluation_data as says_evaluation_data,
+    says_epoch as says_epoch,
 )
 from torchlint.rules._analysis.training import (
     Training as Training,
@@ -105,6 +110,8 @@ from torchlint.rules._analysis.training import (
     unwrap_iterable as unwrap_iterable,
     backpropagated as backpropagated,
     framework_iterations as framework_iterations,
+    counts_epochs as counts_epochs,
+    epoch_loops as epoch_loops,
     graph_replays as graph_replays,
 )
 from torchlint.rules._analysis.modes import (
@@ -140,6 +147,11 @@ from torchlint.rules._analysis.fixes import (
 from torchlint.rules._analysis.loaders import (
     LoaderData as LoaderData,
     loader_data as loader_data,
+    Sampler as Sampler,
+    distributed_samplers as distributed_samplers,
+    loader_passes as loader_passes,
+    loops_over as loops_over,
+    PASS_WRAPPERS as PASS_WRAPPERS,
 )
 from torchlint.rules._analysis.amp import (
     Amp as Amp,

@@ -143,3 +143,8 @@ def says_evaluation_data(name: str | None) -> bool:
         return True
     lowered = last.lower()
     return lowered.startswith(("val", "test", "eval")) and any(w in lowered for w in ("loader", "data", "set", "batch"))
+
+
+def says_epoch(name: str | None) -> bool:
+    """`epoch`, `n_epochs`, `self.cur_epoch`, `_train_epoch`, `run_one_epoch`, `epoch_idx`."""
+    return any(t.startswith("epoch") for t in name_tokens((name or "").rpartition(".")[2]))
