@@ -4,7 +4,10 @@ Answers "what does this function of another module do that a rule cares about?" 
 parsing that module again: `summarize(tree)` turns one module into plain JSON data,
 computed once per file content and cached (`torchlint.project` resolves imports to
 modules and records which summary entries a check used); the queries at the end
-(`call_effects`, `class_mode_free`, ...) are what rules ask.
+(`call_effects`, `class_mode_free`, ...) are what rules ask. The checked file's own
+definitions are read from its own summary (`own_summary`, `local_entry`), so that one
+definition (which layers make train/eval mode matter) decides for this file's classes and
+for other modules' alike.
 
 The summary walks Python's `ast`, not LibCST: it runs over every project module that a
 checked file imports, and CPython's parser with a walk is about ten times cheaper than a
