@@ -567,7 +567,7 @@ class SamplerSetEpochMissing(Rule):
                 yield self._report(ctx, idx, loop, sampler)
         if untracked and not reported:
             sampler = untracked[0]
-            maker = idx.scope(sampler.call)
+            maker = idx.scope(sampler.loader or sampler.call)
             if sampler.factory:
                 yield from self._report_untracked(ctx, idx, sampler, f" built by `{ctx.module.code_for_node(sampler.call.func)}()`")
             elif not (isinstance(maker, cst.FunctionDef) and an.says_evaluation_data(maker.name.value)):

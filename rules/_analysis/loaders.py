@@ -201,14 +201,18 @@ def _build_distributed_samplers(ctx: FileContext) -> list[Sampler]:
         if shuffle is not None and not (isinstance(shuffle.value, cst.Name) and shuffle.value.value == "True"):
             continue
         found.extend(_with_loaders(ctx, call, loaders))
+    # A project factory's result, bound to a name that says what it is (`self.sampler = ...`,
+    # `train_loader = ...`): the name keeps the look-ups to the calls that may matter.
     for call in idx.nodes(cst.Call):
         target = bound_target(idx, call)
         name = dotted(target) if target is not None else None
-        built = sm.distributed_sampler_factory(ctx, call) if name is not None else None
-        if built == "sampler":
+        tokens = name_tokens(name.rpartition(".")[2]) if name is not None else []
+        says = {kind for kind in ("loader", "sampler") if any(t.endswith(kind) for t in tokens)}
+        built = sm.distributed_sampler_factory(ctx, call) if says else None
+        if built == "sampler" and "sampler" in says:
             found.extend(_with_loaders(ctx, call, loaders, factory=True))
-        elif built == "loader" and any(t.endswith("loader") for t in name_tokens(name or "")):
-            if not says_evaluation_data(name) and not _prepared(idx, call, name):
+        elif built == "loader" and "loader" in says and not says_evaluation_data(name):
+            if not _prepared(idx, call, name):
                 found.append(Sampler(call, None, call, name, factory=True))
     return found
 
