@@ -4,7 +4,10 @@ Answers "what does this function of another module do that a rule cares about?" 
 parsing that module again: `summarize(tree)` turns one module into plain JSON data,
 computed once per file content and cached (`torchlint.project` resolves imports to
 modules and records which summary entries a check used); the queries at the end
-(`call_effects`, `class_mode_free`, ...) are what rules ask.
+(`call_effects`, `class_mode_free`, ...) are what rules ask. The checked file's own
+definitions are read from its own summary (`own_summary`, `local_entry`), so that one
+definition (which layers make train/eval mode matter) decides for this file's classes and
+for other modules' alike.
 
 The summary walks Python's `ast`, not LibCST: it runs over every project module that a
 checked file imports, and CPython's parser with a walk is about ten times cheaper than a
@@ -46,25 +49,24 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 import libcst as cst
 
+from torchlint.project import Entry, ModuleRef
 from torchlint.rule import FileContext
 from torchlint.rules import _analysis as an
+from torchlint.rules._analysis.vocabulary import MODE_DEPENDENT, TORCH_MODULE_BASES
 
 if TYPE_CHECKING:
-    from torchlint.project import Entry, ProjectView
+    from torchlint.project import ProjectView
 
-# Words in a network's code that mean eval mode changes what it computes.
-MODE_DEPENDENT = re.compile(
-    r"(?i)dropout|batch_?norm|instance_?norm|training|\beval\b|\btrain\b|lstm|gru|rnn|transformer|attention"
-)
 _DROPOUT_LAYER = re.compile(r"Dropout\d?d?$")
 # Methods that wait for the GPU to finish the work queued so far: host reads, and the
 # `synchronize()` of a device, stream or event.
 HOST_READS = frozenset({"item", "cpu", "tolist", "numpy", "synchronize"})
-TORCH_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module"})
 # How many calls deep effects are followed through other functions.
 MAX_DEPTH = 4
 
@@ -497,6 +499,41 @@ def view(ctx: FileContext) -> ProjectView | None:
     return ctx.project
 
 
+def own_summary(ctx: FileContext) -> Summary | None:
+    """The summary of the checked file itself, so that its own classes are judged as other
+    modules' are (None: Python cannot parse it)."""
+    return ctx.analysis(_summarize_own)
+
+
+def _summarize_own(ctx: FileContext) -> Summary | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escapes and the like are the user's business
+            return summarize(ast.parse(ctx.source))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def own_module(ctx: FileContext) -> ModuleRef:
+    project = view(ctx)
+    return project.module if project is not None else ModuleRef("", Path(ctx.filename), ())
+
+
+def local_entry(ctx: FileContext, name: str) -> Entry | None:
+    """A top-level function or class of the checked file, by name."""
+    data = (own_summary(ctx) or {}).get("defs", {}).get(name)
+    return Entry(f":{name}", data, own_module(ctx)) if isinstance(data, dict) else None
+
+
+def lookup(ctx: FileContext, written: str, where: ModuleRef) -> Entry | None:
+    """The entry a name written in module `where` denotes: the checked file's own definitions
+    from its own summary, other modules' through the project."""
+    if written.startswith(":") and where == own_module(ctx) and "." not in written:
+        return local_entry(ctx, written[1:])
+    project = view(ctx)
+    return project.lookup(written, where) if project is not None else None
+
+
 def entry_for(ctx: FileContext, expr: cst.BaseExpression) -> Entry | None:
     """The project definition an imported name denotes (`helpers.clear` after `import
     helpers`, `clear` after `from .helpers import clear`), or a method of a project
@@ -578,14 +615,17 @@ def builds_frozen(ctx: FileContext, call: cst.Call) -> bool:
     return entry is not None and entry.kind == "class" and "freezes_self" in effects(ctx, entry)
 
 
-def builds_distributed_loader(ctx: FileContext, call: cst.Call) -> bool:
-    """A call of a project factory that builds a shuffling `DistributedSampler` and returns
-    a `DataLoader` (`make_loader(dataset)` in a data module)."""
+def distributed_sampler_factory(ctx: FileContext, call: cst.Call) -> str | None:
+    """What a call of a project factory returns that needs `set_epoch`: "loader" for a
+    `DataLoader` with a shuffling `DistributedSampler` that it builds (`make_loader(dataset)`
+    in a data module), "sampler" for such a sampler itself; None otherwise."""
     entry = entry_for(ctx, call.func)
-    if entry is None or entry.kind != "function":
-        return False
+    if entry is None or entry.kind != "function" or "distributed_sampler" not in effects(ctx, entry):
+        return None
     returns = entry.data.get("returns", ())
-    return "distributed_sampler" in effects(ctx, entry) and any(r.endswith("DataLoader") for r in returns)
+    if any(r.endswith("DataLoader") for r in returns):
+        return "loader"
+    return "sampler" if any(r.endswith("DistributedSampler") for r in returns) else None
 
 
 def package_async_trainer(ctx: FileContext) -> str | None:
@@ -618,17 +658,14 @@ def class_mode_free(ctx: FileContext, entry: Entry, call: cst.Call | None = None
         rate = _number(bound[param]) if param in bound else default
         if isinstance(rate, bool) or rate != 0:
             return False
-    project = view(ctx)
-    if project is None:
-        return False
     for base in data.get("bases", ()):
         if base in TORCH_MODULE_BASES:
             continue
-        inner = project.lookup(base, entry.module)
+        inner = lookup(ctx, base, entry.module)
         if inner is None or not class_mode_free(ctx, inner, None, depth + 1):
             return False
     for written in data.get("uses", ()):
-        inner = project.lookup(written, entry.module)
+        inner = lookup(ctx, written, entry.module)
         if inner is None or not class_mode_free(ctx, inner, None, depth + 1):
             return False  # unknown, or a function that may build any layer
     return True

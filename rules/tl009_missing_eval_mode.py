@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import builtins
 from typing import Iterator
 
 import libcst as cst
@@ -8,23 +7,6 @@ import libcst as cst
 from torchlint.finding import Severity
 from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
 from torchlint.rules import _analysis as an
-from torchlint.rules import _summaries as sm
-
-# Packages whose base classes run evaluation hooks in the right mode (Lightning, HF Trainer).
-FRAMEWORKS = frozenset(
-    "lightning pytorch_lightning transformers ignite composer fastai catalyst mmengine mmcv detectron2".split()
-)
-# Called objects that are not networks: losses, metrics and the like.
-NOT_MODEL_WORDS = frozenset(
-    """loss losses criterion crit metric metrics acc accuracy score fn func function optimizer opt
-    scheduler scaler tokenizer processor transform transforms augment logger writer print""".split()
-)
-BUILTINS = frozenset(dir(builtins))
-EVAL_DATA_WORDS = frozenset("val valid validation test testing eval evaluation dev".split())
-MAX_CALLER_DEPTH = 3
-# Methods that move or cast a network and return it.
-PLACEMENT = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train"})
-
 
 class MissingEvalMode(Rule):
     """
@@ -344,6 +326,31 @@ class MissingEvalMode(Rule):
                     opt.step()
                 print(test_accuracy(net, val_loader))
         """,
+        # A network of this file built with dropout 0: eval() would change nothing.
+        """
+        import torch
+        import torch.nn as nn
+        class Net(nn.Module):
+            def __init__(self, p_drop=0.5):
+                super().__init__()
+                self.fc = nn.Linear(16, 4)
+                self.drop = nn.Dropout(p_drop)
+
+            def forward(self, x):
+                return self.drop(self.fc(x))
+
+        model = Net(p_drop=0.0)
+        def test():
+            with torch.no_grad():
+                return [model(x) for x in test_loader]
+
+        for epoch in range(3):
+            for x, y in train_loader:
+                optimizer.zero_grad()
+                criterion(model(x), y).backward()
+                optimizer.step()
+            test()
+        """,
     ]
 
     INVALID = [
@@ -653,28 +660,26 @@ class MissingEvalMode(Rule):
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         train = an.training(ctx)
-        if not train.backward or not train.steps:
+        if not train.backward or not train.steps or not an.trained_models(ctx):
             return
         finder = _Finder(ctx, train)
-        if not finder.trained:
-            return
         test_file = an.is_test_file(ctx)
         for func in finder.funcs.all:
             if not _evaluation_name(func.name.value, test_file):
                 continue
             found = finder.unmoded_model_call(func)
-            if found is None or not finder.callers_leave_train_mode(func):
+            if found is None or not finder.switches.callers_leave_train_mode(func):
                 continue
             call, model = found
-            if finder.mode_free(an.model_key(model)):
+            if an.mode_free(ctx, an.model_key(model)):
                 continue
             # Reported on the function's name: the function is what needs `model.eval()`.
             yield self.report(func.name, finder.message(func, call, model), finder.fix(func, model))
         reported: set[int] = set()
         for loop, call in finder.inline_evaluations():
-            if finder.mode_free(an.model_key(an.called_module(call))):
+            if an.mode_free(ctx, an.model_key(an.called_module(call))):
                 continue
-            evaluation = finder.evaluation_statement(loop)
+            evaluation = an.grad_free_statement(finder.idx, finder.imps, loop)
             if id(evaluation) not in reported:  # a validation loop inside nested training loops
                 reported.add(id(evaluation))
                 yield self.report(evaluation, finder.inline_message(loop, call), finder.inline_fix(evaluation, call))
@@ -695,105 +700,8 @@ class _Finder:
         self.imps = an.imports(ctx)
         self.funcs = an.functions(ctx)
         self.train = train
-        self.eval_calls = [m.call for m in an.mode_calls(ctx) if m.mode in ("eval", "either")]
-        self.trained = self._trained_keys()
-        self._sets_eval: dict[int, bool] = {}
-
-    def mode_free(self, key: str | None) -> bool:
-        """Every network that `key` is built as is a class of this file with no layer that
-        behaves differently in eval mode (no dropout, batch norm, recurrent or attention
-        layer, no `self.training`): `eval()` would change nothing."""
-        if key is None:
-            return False
-        classes = {cls.name.value: cls for cls in self.idx.nodes(cst.ClassDef)}
-        built = [
-            assign.value
-            for assign in self.idx.nodes(cst.Assign)
-            if any(an.model_key(t.target) == key for t in assign.targets)
-        ]
-        if not built:
-            return False
-        for value in built:
-            while isinstance(value, cst.Call) and an.method_name(value) in PLACEMENT:
-                value = an.receiver(value)  # type: ignore[assignment]
-            if an.wrapped_model(value) == key:
-                continue  # `net = nn.DataParallel(net)`: the same layers
-            if not isinstance(value, cst.Call):
-                return False
-            cls = classes.get(an.callee_name(value) or "")
-            if cls is not None and self._class_mode_free(cls, classes, frozenset()):
-                continue
-            if cls is None and self._project_mode_free(value.func, value):
-                continue
-            return False
-        return True
-
-    def _project_mode_free(self, expr: cst.BaseExpression, call: cst.Call | None) -> bool:
-        """A network class of another project module with no mode-dependent layer."""
-        entry = sm.entry_for(self.ctx, expr)
-        return entry is not None and sm.class_mode_free(self.ctx, entry, call)
-
-    def _class_mode_free(self, cls: cst.ClassDef, classes: dict[str, cst.ClassDef], seen: frozenset[str]) -> bool:
-        if cls.name.value in seen:
-            return True
-        if sm.MODE_DEPENDENT.search(self._identifiers_and_strings(cls)):
-            return False
-        seen = seen | {cls.name.value}
-        for base in cls.bases:
-            qualified = self.imps.qualify(base.value) or ""
-            local = classes.get(an.last_name(base.value) or "")
-            if local is not None:
-                if not self._class_mode_free(local, classes, seen):
-                    return False
-            elif qualified not in sm.TORCH_MODULE_BASES and not self._project_mode_free(base.value, None):
-                return False
-        for call in self.idx.within(cls, cst.Call):
-            local = classes.get(an.callee_name(call) or "")
-            if local is not None:
-                if not self._class_mode_free(local, classes, seen):
-                    return False
-            elif (
-                self.imps.is_imported(call.func)
-                and not (self.imps.callee(call) or "").startswith("torch.")
-                and not self._project_mode_free(call.func, call)
-            ):
-                return False  # a network from another module whose layers are unknown here
-        return True
-
-    def _identifiers_and_strings(self, cls: cst.ClassDef) -> str:
-        """The names, attributes and string literals of a class, without its comments and
-        docstrings (a comment saying "no dropout here" is not a dropout layer)."""
-        words = [name.value for name in self.idx.within(cls, cst.Name)]
-        words.extend(
-            string.value
-            for string in self.idx.within(cls, cst.SimpleString)
-            if not isinstance(self.idx.parent(string), cst.Expr)
-        )
-        return " ".join(words)
-
-    def _trained_keys(self) -> set[str]:
-        """What training loops run with gradients, in their own body or the helpers they call."""
-        keys: set[str | None] = set()
-        for loop in self.idx.nodes(cst.For, cst.While):
-            body = loop.body
-            if not (
-                self.train.events_in(self.train.backward, body, self.funcs)
-                and self.train.events_in(self.train.steps, body, self.funcs)
-            ):
-                continue
-            roots: list[cst.CSTNode] = [body]
-            roots.extend(
-                f
-                for f in self.funcs.reachable(body)
-                if isinstance(f, cst.FunctionDef)
-                and not an.name_says_evaluation(f.name.value)
-                and not an.grad_free_decorated(f, self.imps)
-            )
-            for root in roots:
-                keys.update(an.model_key(e) for e in an.runs_with_gradients(self.idx, self.imps, root))
-        keys.discard(None)
-        keys.discard("self")
-        return keys  # type: ignore[return-value]
+        self.switches = an.eval_switches(ctx)
+        self.trained = an.trained_models(ctx)
 
     # -- the evaluation function ------------------------------------------------------------
 
@@ -801,64 +709,25 @@ class _Finder:
         """The first trained model that `func` runs without gradients (itself, or through a local
         helper such as `self._forward_pass(x)`) and never puts in eval mode: the call in `func`
         and the model as `func` spells it."""
-        if self._framework_hook(func) or self.train.events_in(self.train.backward, func, self.funcs):
+        if an.mode_owned_elsewhere(self.funcs, self.imps, func) or self.train.events_in(self.train.backward, func, self.funcs):
             return None
-        if self._reaches_eval(func):
+        if self.switches.reaches_eval(func):
             return None
         decorated = an.grad_free_decorated(func, self.imps)
         local = {an.model_key(t.target) for a in self.idx.within(func, cst.Assign) for t in a.targets}
         for call in self.idx.within(func, cst.Call):
-            if self.idx.scope(call) is not func and not _in_lambda_of(self.idx, call, func):
+            scope = self.idx.scope(call)
+            if scope is not func and not (isinstance(scope, cst.Lambda) and self.idx.scope(scope) is func):
                 continue
             if not (decorated or an.in_grad_free_block(self.idx, call, self.imps, stop_at_function=False)):
                 continue
-            for model in self._models_run_by(call):
+            for model in an.models_run_by(self.ctx, call):
                 key = an.model_key(model)
-                if key is None or not _looks_like_model(key) or key in local:
+                if key is None or not an.looks_like_model(key) or key in local:
                     continue
                 if self._is_trained(key, model, func):
                     return call, model
         return None
-
-    def _models_run_by(self, call: cst.Call) -> list[cst.BaseExpression]:
-        """`model` for `model(x)`; for a local helper `forward_step(model, x)`, the modules the
-        helper runs, spelled as the caller spells them."""
-        helpers = self.funcs.resolve(call)
-        if not helpers:
-            model = an.called_module(call)
-            return [] if model is None or self.imps.is_imported(model) else [model]
-        found: list[cst.BaseExpression] = []
-        for helper in helpers:
-            if an.name_says_evaluation(helper.name.value):
-                continue  # judged on its own
-            params = an.parameter_names(helper)
-            assigned = _assigned_names(self.idx, helper)
-            bound = an.bind_arguments(self.funcs, helper, call)
-            for inner in self.idx.within(helper, cst.Call):
-                model = an.called_module(inner) if self.idx.scope(inner) is helper else None
-                if model is None or self.funcs.resolve(inner) or self.imps.is_imported(model):
-                    continue
-                if isinstance(model, cst.Name) and model.value in params:
-                    if model.value in bound:
-                        found.append(bound[model.value])
-                elif not isinstance(model, cst.Name) or model.value not in assigned:
-                    found.append(model)
-        return found
-
-    def _framework_hook(self, func: cst.FunctionDef) -> bool:
-        """A method of a framework class (or of the network itself): the framework or the
-        code that owns the network decides its mode."""
-        cls = self.funcs.enclosing_class(func)
-        if cls is None:
-            return False
-        for base in cls.bases:
-            qualified = self.imps.qualify(base.value) or ""
-            short = qualified.rsplit(".", 1)[-1]
-            if qualified.split(".")[0] in FRAMEWORKS or "Lightning" in short:
-                return True
-            if short == "Module" and (qualified.startswith("torch") or qualified == "nn.Module"):
-                return True
-        return False
 
     def _is_trained(self, key: str, model: cst.BaseExpression, func: cst.FunctionDef) -> bool:
         if key in self.trained:
@@ -871,71 +740,19 @@ class _Finder:
                 return True
         return False
 
-    def _reaches_eval(self, scope: cst.CSTNode, depth: int = 0) -> bool:
-        """`scope`'s own code, or a local function it calls, switches some module to eval mode."""
-        key = id(scope)
-        if key in self._sets_eval:
-            return self._sets_eval[key]
-        self._sets_eval[key] = False  # recursion guard
-        own = scope if isinstance(scope, (cst.FunctionDef, cst.Module)) else self.idx.scope(scope)
-        found = any(self.idx.contains(scope, c) and self.idx.scope(c) is own for c in self.eval_calls)
-        if not found and depth < 4:
-            for call in self.idx.within(scope, cst.Call):
-                if self.idx.scope(call) is own and any(self._reaches_eval(f, depth + 1) for f in self.funcs.resolve(call)):
-                    found = True
-                    break
-        self._sets_eval[key] = found
-        return found
-
-    def _eval_before(self, site: cst.Call, caller: cst.CSTNode) -> bool:
-        """The caller switches some module to eval mode before `site`: earlier in its code, or
-        anywhere in a loop that also runs `site` (a previous iteration)."""
-        loops = {id(loop) for loop in an.enclosing_loops(self.idx, site)}
-        for call in self.idx.within(caller, cst.Call):
-            if self.idx.scope(call) is not caller or call is site:
-                continue
-            switches = any(call is c for c in self.eval_calls) or any(
-                self._reaches_eval(f) for f in self.funcs.resolve(call)
-            )
-            if switches and (
-                self.idx.order(call) < self.idx.order(site)
-                or any(id(loop) in loops for loop in an.enclosing_loops(self.idx, call))
-            ):
-                return True
-        return False
-
-    def callers_leave_train_mode(self, func: cst.FunctionDef, depth: int = 0) -> bool:
-        """Every caller (and, for evaluation helpers, their callers) runs it without an eval call.
-        A function that nothing in the file calls has an unknown caller: not reported."""
-        sites = self.funcs.call_sites(func)
-        if not sites:
-            return depth > 0
-        for site in sites:
-            caller = self.idx.scope(site)
-            if self._eval_before(site, caller):
-                return False
-            if isinstance(caller, cst.FunctionDef) and depth < MAX_CALLER_DEPTH and caller is not func:
-                if not self.callers_leave_train_mode(caller, depth + 1):
-                    return False
-        return True
-
     # -- an evaluation loop written inside the training loop --------------------------------
 
     def inline_evaluations(self) -> Iterator[tuple[cst.For, cst.Call]]:
         """A gradient-free loop over validation or test data, inside a training loop that never
         switches to eval mode: `for x, y in val_loader: model(x)` under `torch.no_grad()`."""
-        for loop in self.idx.nodes(cst.For, cst.While):
-            body = loop.body
-            if not (
-                self.train.events_in(self.train.backward, body, self.funcs)
-                and self.train.events_in(self.train.steps, body, self.funcs)
-            ):
-                continue
-            if self._reaches_eval(body):
+        for loop in self.train.training_loops(self.funcs):
+            if self.switches.reaches_eval(loop.body):
                 continue
             scope = self.idx.scope(loop)
-            for inner in self.idx.within(body, cst.For):
-                if self.idx.scope(inner) is not scope or not _evaluation_data(inner.iter):
+            for inner in self.idx.within(loop.body, cst.For):
+                if self.idx.scope(inner) is not scope:
+                    continue
+                if not an.says_evaluation_data(an.last_name(an.unwrap_iterable(inner.iter))):
                     continue
                 call = self._unmoded_call_in(inner, scope)
                 if call is not None:
@@ -949,9 +766,11 @@ class _Finder:
             key = an.model_key(model)
             if model is None or key is None or self.funcs.resolve(call) or self.imps.is_imported(model):
                 continue
-            if _looks_like_model(key) and key in self.trained:
+            if an.looks_like_model(key) and key in self.trained:
                 return call
         return None
+
+    # -- reporting ---------------------------------------------------------------------------
 
     def inline_message(self, loop: cst.For, call: cst.Call) -> str:
         model = self.ctx.module.code_for_node(an.called_module(call))  # type: ignore[arg-type]
@@ -962,27 +781,12 @@ class _Finder:
             f"call `{model}.eval()` before the evaluation and `{model}.train()` before training resumes"
         )
 
-    def evaluation_statement(self, loop: cst.For) -> cst.CSTNode:
-        """The evaluation pass as a statement: the `with torch.no_grad():` around the loop, if any."""
-        statement: cst.CSTNode = loop
-        for ancestor in self.idx.ancestors(loop):
-            if isinstance(ancestor, (cst.For, cst.While, cst.FunctionDef)):
-                break
-            if isinstance(ancestor, cst.With) and any(an.is_grad_free_call(i.item, self.imps) for i in ancestor.items):
-                statement = ancestor
-        return statement
-
     def inline_fix(self, statement: cst.CSTNode, call: cst.Call) -> FixSpec | None:
         model = an.dotted(an.called_module(call))  # type: ignore[arg-type]
-        block = self.idx.parent(statement)
-        if model is None or not isinstance(block, cst.IndentedBlock):
-            return None
-        replacement = an.insert_statement(block, list(block.body).index(statement), f"{model}.eval()")  # type: ignore[arg-type]
+        replacement = an.insert_before(self.idx, statement, f"{model}.eval()") if model is not None else None
         if replacement is None:
             return None
         return FixSpec(f"call `{model}.eval()` before the evaluation loop", (replacement,), safe=False)
-
-    # -- reporting ---------------------------------------------------------------------------
 
     def message(self, func: cst.FunctionDef, call: cst.Call, model_expr: cst.BaseExpression) -> str:
         code = self.ctx.module.code_for_node
@@ -997,43 +801,7 @@ class _Finder:
 
     def fix(self, func: cst.FunctionDef, model_expr: cst.BaseExpression) -> FixSpec | None:
         model = an.dotted(model_expr)
-        if model is None:
-            return None
-        replacement = an.insert_statement(func.body, _first_statement_position(func.body), f"{model}.eval()")
+        replacement = an.insert_first(func.body, f"{model}.eval()") if model is not None else None
         if replacement is None:
             return None
         return FixSpec(f"call `{model}.eval()` at the start of `{func.name.value}()`", (replacement,), safe=False)
-
-
-def _first_statement_position(body: cst.BaseSuite) -> int:
-    """Where code starts in a block: after a docstring, if any."""
-    statements = body.body if isinstance(body, cst.IndentedBlock) else ()
-    if statements and isinstance(statements[0], cst.SimpleStatementLine):
-        first_small = statements[0].body[0] if statements[0].body else None
-        if isinstance(first_small, cst.Expr) and isinstance(first_small.value, (cst.SimpleString, cst.ConcatenatedString)):
-            return 1
-    return 0
-
-
-def _evaluation_data(iterable: cst.BaseExpression) -> bool:
-    """`val_loader`, `enumerate(tqdm(test_dl))`, `self.valid_loader`, `eval_dataloader`."""
-    name = an.last_name(an.unwrap_iterable(iterable)) or ""
-    if EVAL_DATA_WORDS.intersection(an.name_tokens(name)):
-        return True
-    lowered = name.lower()  # `valloader`, `testset`
-    return lowered.startswith(("val", "test", "eval")) and any(w in lowered for w in ("loader", "data", "set", "batch"))
-
-
-def _looks_like_model(key: str) -> bool:
-    return key != "self" and key not in BUILTINS and not NOT_MODEL_WORDS.intersection(an.name_tokens(key))
-
-
-def _assigned_names(idx: an.Index, func: cst.FunctionDef) -> set[str]:
-    return {
-        t.target.value for a in idx.within(func, cst.Assign) for t in a.targets if isinstance(t.target, cst.Name)
-    }
-
-
-def _in_lambda_of(idx: an.Index, call: cst.Call, func: cst.FunctionDef) -> bool:
-    scope = idx.scope(call)
-    return isinstance(scope, cst.Lambda) and idx.scope(scope) is func

@@ -418,7 +418,7 @@ class GradClipMisplaced(Rule):
             f"`{code(clip.func)}(...)` clips gradients that the GradScaler still multiplies by the loss "
             f"scale: the threshold is meaningless; call `{call}` before clipping"
         )
-        insertion = _insert_before(idx, clip, call)
+        insertion = an.insert_before(idx, clip, call)
         fix = FixSpec(f"insert `{call}` before clipping", (insertion,)) if insertion is not None else None
         return self.report(clip, message, fix)
 
@@ -462,17 +462,3 @@ def _scaled_backward(backward: cst.CSTNode) -> bool:
     """`scaler.scale(loss).backward()`."""
     owner = an.receiver(backward) if isinstance(backward, cst.Call) else None
     return isinstance(owner, cst.Call) and an.method_name(owner) == "scale"
-
-
-def _insert_before(idx: an.Index, node: cst.CSTNode, code: str) -> tuple[cst.CSTNode, cst.CSTNode] | None:
-    """A replacement that inserts the statement `code` before the line that runs `node`."""
-    statement = idx.parent(idx.statement(node))
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return None
-    block = idx.parent(statement)
-    if not isinstance(block, (cst.IndentedBlock, cst.Module)):
-        return None
-    body: list[cst.CSTNode] = list(block.body)
-    position = next(i for i, s in enumerate(body) if s is statement)
-    body.insert(position, cst.parse_statement(code + "\n"))
-    return block, block.with_changes(body=body)

@@ -1,34 +1,13 @@
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterator
 
 import libcst as cst
 
 from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
 from torchlint.rules import _analysis as an
-from torchlint.rules import _summaries as sm
 
-SAMPLERS = frozenset(
-    {"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"}
-)
-LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
-# Calls that iterate or wrap a loader without reseeding its sampler.
-ITERATION_WRAPPERS = frozenset(
-    """enumerate iter len zip tqdm trange islice cycle chain print list next range repr str ProgressBar
-    track DataLoader BatchSampler""".split()
-)
-# A loader or sampler for evaluation: its order does not matter.
-EVAL_WORDS = frozenset("val valid validation eval evaluation test testing dev".split())
 MAX_CALLER_DEPTH = 2
-
-
-@dataclass(frozen=True)
-class _Sampler:
-    call: cst.Call
-    name: str | None  # the dotted name it is bound to, if any
-    loader: cst.Call
-    loader_name: str | None
 
 
 class SamplerSetEpochMissing(Rule):
@@ -37,11 +16,14 @@ class SamplerSetEpochMissing(Rule):
     Finds a `DistributedSampler` whose loader is iterated once per epoch in an epoch loop
     that never calls `sampler.set_epoch(epoch)` (directly, through
     `loader.sampler.set_epoch(epoch)`, or in a helper of the same module that the loop calls).
-    When the loader goes where the rule cannot follow it (returned by a factory function,
-    kept on a trainer object), it reports the file's epoch loops (`for epoch in ...` that
-    run a backward pass in a loop over batches) only if nothing in the file calls a
-    `set_epoch` at all; the same when a factory of another module of the project
-    (`self.train_loader = make_loader(dataset)`) builds the sampler and the loader.
+    When the sampler or its loader goes where the rule cannot follow it (returned by a factory
+    function, kept on a trainer object or in a dict), it reports the file's epoch loops that
+    run a backward pass in a loop over batches (`for epoch in ...`, `while epoch < n`, or a
+    loop that calls an epoch method, `while True: self._train_epoch()`) only if nothing in the
+    file calls a `set_epoch` at all and the loop does not hand the sampler to code it cannot
+    see. A factory of another module of the project that builds the sampler
+    (`self.sampler = make_sampler(dataset)`) or a loader with one
+    (`self.train_loader = make_loader(dataset)`) counts as the sampler.
 
     ## Why is this bad?
     `DistributedSampler` shuffles with a generator seeded by `seed + epoch`, and the epoch
@@ -258,6 +240,63 @@ class SamplerSetEpochMissing(Rule):
         for epoch in range(args.epochs):
             train_one_epoch(model, loader, optimizer, epoch)
         """,
+        # A trainer whose epoch method sets the epoch of the sampler it keeps.
+        """
+        from torch.utils.data import DistributedSampler
+        class Trainer:
+            def __init__(self, dataset):
+                self.sampler = DistributedSampler(dataset)
+                self.loader = build_loader(dataset, self.sampler)
+
+            def run(self):
+                while not self.finished:
+                    self.run_epoch()
+
+            def run_epoch(self):
+                self.epoch += 1
+                self.sampler.set_epoch(self.epoch)
+                for batch in self.loader:
+                    self.optimizer.zero_grad()
+                    self.model(batch).backward()
+                    self.optimizer.step()
+        """,
+        # The epoch loop hands the kept sampler to a helper of another module.
+        """
+        from torch.utils.data import DistributedSampler
+        from .utils import reseed
+        class Trainer:
+            def __init__(self, dataset):
+                self.sampler = DistributedSampler(dataset)
+                self.loader = build_loader(dataset, self.sampler)
+
+            def run(self, epochs):
+                for epoch in range(epochs):
+                    reseed(self.sampler, epoch)
+                    self.run_epoch()
+
+            def run_epoch(self):
+                for batch in self.loader:
+                    self.optimizer.zero_grad()
+                    self.model(batch).backward()
+                    self.optimizer.step()
+        """,
+        # Samplers kept in a dict that do not shuffle.
+        """
+        from torch.utils.data import DataLoader, DistributedSampler
+        def setup(train_set):
+            samplers = {"train": DistributedSampler(train_set, shuffle=False)}
+            return {"train": DataLoader(train_set, sampler=samplers["train"])}
+
+        def fit(loaders, epochs):
+            for epoch in range(epochs):
+                train_one_epoch(loaders["train"])
+
+        def train_one_epoch(loader):
+            for x in loader:
+                optimizer.zero_grad()
+                model(x).backward()
+                optimizer.step()
+        """,
     ]
 
     INVALID = [
@@ -457,16 +496,63 @@ class SamplerSetEpochMissing(Rule):
                 for epoch in range(max_epochs):  # expect: TL014
                     self._run_epoch(epoch)
         """,
+        # Samplers and loaders kept in dicts and handed to a runner whose epoch loop calls
+        # the epoch in another method.
+        """
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        class Runner:
+            def __init__(self, loaders, samplers, model, optimizer):
+                self.loaders, self.samplers = loaders, samplers
+                self.model, self.optimizer = model, optimizer
+
+            def train(self, epochs):
+                for epoch in range(epochs):  # expect: TL014
+                    self.train_one_epoch()
+
+            def train_one_epoch(self):
+                for x, y in self.loaders["train"]:
+                    self.optimizer.zero_grad()
+                    self.model(x, y).backward()
+                    self.optimizer.step()
+
+        def setup(train_set, model, optimizer):
+            samplers = {"train": DistributedSampler(train_set)}
+            loaders = {"train": DataLoader(train_set, batch_size=8, sampler=samplers["train"])}
+            return Runner(loaders, samplers, model, optimizer)
+        """,
+        # A trainer keeps the sampler; a `while` loop runs the epoch method until it is done.
+        """
+        from torch.utils.data import DistributedSampler
+        class Trainer:
+            def __init__(self, dataset):
+                self.sampler = DistributedSampler(dataset)
+                self.loader = build_loader(dataset, self.sampler)
+
+            def run(self):
+                while not self.finished:  # expect: TL014
+                    self.run_epoch()
+
+            def run_epoch(self):
+                for batch in self.loader:
+                    self.optimizer.zero_grad()
+                    self.model(batch).backward()
+                    self.optimizer.step()
+        """,
     ]
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         idx = an.index(ctx)
         funcs = an.functions(ctx)
         reported: set[int] = set()
-        untracked: list[_Sampler] = []
-        samplers = list(_samplers(ctx, idx))
-        for sampler in samplers:
-            chains = _loop_chains(idx, funcs, sampler)
+        untracked: list[an.Sampler] = []
+        for sampler in an.distributed_samplers(ctx):
+            chains = [
+                chain
+                for site in an.loader_passes(ctx, sampler)
+                for chain in an.loops_around_callers(idx, funcs, site, MAX_CALLER_DEPTH)
+                if chain
+            ]
             if not chains:
                 untracked.append(sampler)
             for chain in chains:
@@ -480,35 +566,35 @@ class SamplerSetEpochMissing(Rule):
                 reported.add(id(loop))
                 yield self._report(ctx, idx, loop, sampler)
         if untracked and not reported:
-            maker = idx.scope(untracked[0].loader)
-            if not (isinstance(maker, cst.FunctionDef) and _says_eval(maker.name.value)):
+            sampler = untracked[0]
+            maker = idx.scope(sampler.loader or sampler.call)
+            if sampler.factory:
+                yield from self._report_untracked(ctx, idx, sampler, f" built by `{ctx.module.code_for_node(sampler.call.func)}()`")
+            elif not (isinstance(maker, cst.FunctionDef) and an.says_evaluation_data(maker.name.value)):
                 made_in = f" built in `{maker.name.value}()`" if isinstance(maker, cst.FunctionDef) else ""
-                yield from self._report_untracked(ctx, idx, funcs, untracked[0], made_in)
-        elif not samplers:
-            factory = _project_factory(ctx, idx)
-            if factory is not None:
-                name = ctx.module.code_for_node(factory.func)
-                sampler = _Sampler(factory, None, factory, None)
-                yield from self._report_untracked(ctx, idx, funcs, sampler, f" built by `{name}()`")
+                yield from self._report_untracked(ctx, idx, sampler, made_in)
 
-    def _report_untracked(
-        self, ctx: FileContext, idx: an.Index, funcs: an.Functions, sampler: _Sampler, made_in: str
-    ) -> Iterator[Report]:
-        """The loader travels where this rule cannot follow it (returned by a factory, kept on
-        an object): report the epoch loops of the file when nothing in it ever calls a
-        `set_epoch` (nor hands a loader to `accelerator.prepare`)."""
+    def _report_untracked(self, ctx: FileContext, idx: an.Index, sampler: an.Sampler, made_in: str) -> Iterator[Report]:
+        """The sampler travels where this rule cannot follow it (returned by a factory, kept on
+        an object or in a dict): report the file's epoch loops that train and do not hand it to
+        code this file cannot see, when nothing in the file ever calls a `set_epoch` (nor hands
+        a loader to `accelerator.prepare`)."""
         called = [an.callee_name(call) or "" for call in idx.nodes(cst.Call)]
         if any("set_epoch" in name or name == "prepare" for name in called):
             return
-        for loop in _epoch_loops(ctx, idx, funcs, sampler):
+        funcs = an.functions(ctx)
+        for loop in an.epoch_loops(ctx, avoid=sampler.call):
+            if _escapes(idx, funcs, loop, sampler):
+                continue
+            epoch = an.dotted(loop.target) if isinstance(loop, cst.For) else None
             yield self.report(
-                loop.target,
+                loop.target if isinstance(loop, cst.For) else loop.test,
                 f"the `DistributedSampler`{made_in} is never given the epoch: nothing in this file "
                 "calls `set_epoch`, so every epoch shuffles the data in the same order; call "
-                f"`loader.sampler.set_epoch({an.dotted(loop.target)})` at the start of each epoch",
+                f"`loader.sampler.set_epoch({epoch or 'epoch'})` at the start of each epoch",
             )
 
-    def _report(self, ctx: FileContext, idx: an.Index, loop: cst.For | cst.While, sampler: _Sampler) -> Report:
+    def _report(self, ctx: FileContext, idx: an.Index, loop: cst.For | cst.While, sampler: an.Sampler) -> Report:
         where = loop.target if isinstance(loop, cst.For) else loop.test
         if idx.contains(loop, sampler.call):
             return self.report(
@@ -528,189 +614,26 @@ class SamplerSetEpochMissing(Rule):
         )
 
 
-def _project_factory(ctx: FileContext, idx: an.Index) -> cst.Call | None:
-    """A call, bound to a name that says loader, of a factory in another project module
-    that returns a loader with a shuffling `DistributedSampler`."""
-    for call in idx.nodes(cst.Call):
-        target = _bound_target(idx, call)
-        name = an.last_name(target) if target is not None else None
-        if name and any(t.endswith("loader") for t in an.name_tokens(name)) and not _says_eval(name):
-            if sm.builds_distributed_loader(ctx, call):
-                return call
-    return None
-
-
-def _samplers(ctx: FileContext, idx: an.Index) -> Iterator[_Sampler]:
-    """Shuffling DistributedSamplers with the DataLoader that draws from each."""
-    loaders = an.calls_to(ctx, LOADERS, frozenset({"DataLoader"}))
-    for call in an.calls_to(ctx, SAMPLERS, frozenset({"DistributedSampler"})):
-        shuffle = an.keyword(call, "shuffle")
-        if len(an.positional(call)) >= 4 or any(arg.star for arg in call.args):
-            continue
-        if shuffle is not None and not (isinstance(shuffle.value, cst.Name) and shuffle.value.value == "True"):
-            continue
-        target = _bound_target(idx, call)
-        name = an.dotted(target) if target is not None else None
-        if target is not None and name is None:
-            continue
-        local = name is not None and not name.startswith("self.")
-        for loader in loaders:
-            if local and idx.scope(loader) is not idx.scope(call):
-                continue  # another function's `sampler` is another object
-            if _draws_from(ctx, idx, loader, call, name):
-                loader_target = _bound_target(idx, loader)
-                loader_name = an.dotted(loader_target) if loader_target is not None else None
-                if _says_eval(name) or _says_eval(loader_name) or _prepared(idx, loader, loader_name):
-                    continue
-                yield _Sampler(call, name, loader, loader_name)
-
-
-def _draws_from(ctx: FileContext, idx: an.Index, loader: cst.Call, sampler: cst.Call, name: str | None) -> bool:
-    """The loader's `sampler=` or `batch_sampler=` is the sampler, holds it, or is a name bound
-    to something that holds it (`batch_sampler_train = BatchSampler(sampler_train, ...)`)."""
-    for keyword in ("sampler", "batch_sampler"):
-        arg = an.keyword(loader, keyword)
-        if arg is None:
-            continue
-        if _holds(idx, arg.value, sampler, name):
-            return True
-        wrapper = an.dotted(arg.value)
-        if wrapper is not None and any(
-            _holds(idx, value, sampler, name) for value in an.assigned_values(ctx).get(wrapper, [])
-        ):
-            return True
-    return False
-
-
-def _holds(idx: an.Index, expr: cst.CSTNode, sampler: cst.Call, name: str | None) -> bool:
-    return idx.contains(expr, sampler) or (name is not None and bool(an.mentions(idx, expr, name)))
-
-
-def _prepared(idx: an.Index, loader: cst.Call, name: str | None) -> bool:
-    """`accelerator.prepare(loader)`: the framework shards the data and sets the epoch itself."""
-    for call in idx.nodes(cst.Call):
-        if an.method_name(call) == "prepare" and any(
-            idx.contains(arg.value, loader) or (name is not None and an.dotted(arg.value) == name)
-            for arg in call.args
-        ):
-            return True
-    return False
-
-
-def _says_eval(name: str | None) -> bool:
-    return name is not None and any(t in EVAL_WORDS for t in an.name_tokens(name.rpartition(".")[2]))
-
-
-def _iterations(idx: an.Index, funcs: an.Functions, sampler: _Sampler) -> list[cst.CSTNode]:
-    """Where the loader is iterated: `for` loops over it (or over a progress bar wrapping it),
-    a loop over the DataLoader call itself, and calls of local functions that it is passed
-    to and that loop."""
-    found: list[cst.CSTNode] = []
-    loop = idx.parent(sampler.loader)
-    while loop is not None and not isinstance(loop, (cst.For, cst.BaseStatement)):
-        loop = idx.parent(loop)
-    if isinstance(loop, cst.For) and idx.contains(loop.iter, sampler.loader):
-        found.append(loop)
-    if sampler.loader_name is None:
-        return found
-    names = [sampler.loader_name]
-    # `self.loader` lives as long as the object; a local name only in the function that binds it.
-    scope = idx.module if sampler.loader_name.startswith("self.") else idx.scope(sampler.loader)
-    for use in an.mentions(idx, scope, sampler.loader_name):
-        call = _enclosing_call_arg(idx, use)
-        if call is None:
-            continue
-        if an.callee_name(call) in ITERATION_WRAPPERS:
-            wrapper = _bound_target(idx, call)
-            if wrapper is not None and (wrapper_name := an.dotted(wrapper)):
-                names.append(wrapper_name)
-        elif any(idx.within(f, cst.For) for f in funcs.resolve(call)):
-            found.append(call)
-    for name in names:
-        found.extend(_loops_over(idx, scope, name))
-    return found
-
-
-def _enclosing_call_arg(idx: an.Index, use: cst.CSTNode) -> cst.Call | None:
-    """The call that `use` is passed to directly (`f(loader)`, `f(data=loader)`)."""
-    parent = idx.parent(use)
-    call = idx.parent(parent) if isinstance(parent, cst.Arg) else None
-    return call if isinstance(call, cst.Call) else None
-
-
-def _loop_chains(idx: an.Index, funcs: an.Functions, sampler: _Sampler) -> list[list[cst.For | cst.While]]:
-    """For each place that runs a whole pass over the loader, the loops around it, innermost
-    first (the first is the epoch loop); through the callers of its function too."""
-    chains: list[list[cst.For | cst.While]] = []
-    for site in _iterations(idx, funcs, sampler):
-        chains.extend(chain for chain in _loops_around(idx, funcs, site, 0) if chain)
-    return chains
-
-
-def _loops_around(
-    idx: an.Index, funcs: an.Functions, node: cst.CSTNode, depth: int
-) -> list[list[cst.For | cst.While]]:
-    """The loops around `node` in its function, continued by the loops around each caller."""
-    loops: list[cst.For | cst.While] = an.enclosing_loops(idx, node)
-    scope = idx.scope(node)
-    if not isinstance(scope, cst.FunctionDef) or depth >= MAX_CALLER_DEPTH:
-        return [loops]
-    outer = [chain for site in funcs.call_sites(scope) for chain in _loops_around(idx, funcs, site, depth + 1)]
-    return [loops + chain for chain in outer] or [loops]
-
-
-def _epoch_loops(ctx: FileContext, idx: an.Index, funcs: an.Functions, sampler: _Sampler) -> list[cst.For]:
-    """Outermost `for epoch in ...` loops that run a backward pass through a loop over
-    batches, and that do not build the sampler anew (then its order is another question)."""
-    training = an.training(ctx)
-    running = training.loops_running(training.backward, funcs)
-    found: dict[int, cst.For] = {}
-    for backward in training.backward:
-        loops = running.get(id(backward), [])
-        for loop in loops:
-            if not isinstance(loop, cst.For) or not _says_epoch(loop) or id(loop) in found:
-                continue
-            roots = funcs.reachable(loop.body)
-            inner = {id(other) for other in an.loops_run_by(idx, funcs, loop.body)}
-            if any(id(other) in inner and not _says_epoch(other) for other in loops) and not any(
-                idx.contains(root, sampler.call) for root in roots
-            ):
-                found[id(loop)] = loop
-    return [
-        loop
-        for loop in found.values()
-        if not any(other is not loop and idx.contains(other, loop) for other in found.values())
-    ]
-
-
-def _says_epoch(loop: cst.For | cst.While) -> bool:
-    return isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and any(
-        t.startswith("epoch") for t in an.name_tokens(loop.target.value)
-    )
-
-
 def _sets_epoch(idx: an.Index, funcs: an.Functions, loop: cst.For | cst.While) -> bool:
     return any(
-        an.method_name(call) == "set_epoch"
-        for root in funcs.reachable(loop.body)
-        for call in idx.within(root, cst.Call)
+        an.method_name(call) == "set_epoch" for root in funcs.reachable(loop.body) for call in idx.within(root, cst.Call)
     )
 
 
-def _escapes(idx: an.Index, funcs: an.Functions, loop: cst.For | cst.While, sampler: _Sampler) -> bool:
+def _escapes(idx: an.Index, funcs: an.Functions, loop: cst.For | cst.While, sampler: an.Sampler) -> bool:
     """The loop hands the loader or sampler to code this file cannot see, which may set the epoch."""
     names = [n for n in (sampler.name, sampler.loader_name) if n]
     for root in funcs.reachable(loop.body):
         for name in names:
             for use in an.mentions(idx, root, name):
-                call = _enclosing_call_arg(idx, use)
-                if call is not None and not funcs.resolve(call) and an.callee_name(call) not in ITERATION_WRAPPERS:
+                call = an.call_taking(idx, use)
+                if call is not None and not funcs.resolve(call) and an.callee_name(call) not in an.PASS_WRAPPERS:
                     return True
     return False
 
 
 def _fix(
-    ctx: FileContext, idx: an.Index, loop: cst.For | cst.While, sampler: _Sampler, target: str
+    ctx: FileContext, idx: an.Index, loop: cst.For | cst.While, sampler: an.Sampler, target: str
 ) -> FixSpec | None:
     """`target.set_epoch(epoch)` first in a `for epoch in range(...)` loop, when the sampler
     exists before the loop."""
@@ -731,37 +654,8 @@ def _fix(
     return FixSpec(f"call `{target}.set_epoch(...)` first in the epoch loop", ((loop.body, body),))
 
 
-def _may_be_none(ctx: FileContext, idx: an.Index, sampler: _Sampler) -> bool:
+def _may_be_none(ctx: FileContext, idx: an.Index, sampler: an.Sampler) -> bool:
     """The sampler's name is bound conditionally (`... if distributed else None`) or elsewhere."""
-    parent = idx.parent(sampler.call)
-    if isinstance(parent, cst.IfExp):
+    if isinstance(idx.parent(sampler.call), cst.IfExp):
         return True
     return sampler.name is not None and len(an.assigned_values(ctx).get(sampler.name, [])) > 1
-
-
-def _bound_target(idx: an.Index, value: cst.CSTNode) -> cst.BaseExpression | None:
-    """What `value` is assigned to: `x = value`, `x: T = value`, `x = value if c else None`,
-    `(x := value)`. With several targets (`a = b = value`), the first."""
-    current = value
-    parent = idx.parent(current)
-    while isinstance(parent, cst.IfExp) and current is not parent.test:
-        current, parent = parent, idx.parent(parent)
-    if isinstance(parent, cst.Assign) and parent.value is current:
-        return parent.targets[0].target
-    if isinstance(parent, (cst.AnnAssign, cst.NamedExpr)) and parent.value is current:
-        return parent.target
-    return None
-
-
-def _loops_over(idx: an.Index, scope: cst.CSTNode, name: str) -> list[cst.For]:
-    """`for` loops in `scope` that iterate `name`: `for b in loader`, `for i, b in enumerate(loader)`,
-    `for b in tqdm(loader, ...)`."""
-    found: list[cst.For] = []
-    for node in an.mentions(idx, scope, name):
-        parent = idx.parent(node)
-        if isinstance(parent, cst.Attribute) and parent.value is node:
-            continue  # `loader.dataset`: another object
-        loop = idx.enclosing(node, (cst.For,))
-        if isinstance(loop, cst.For) and idx.contains(loop.iter, node):
-            found.append(loop)
-    return found

@@ -87,9 +87,11 @@ THROUGH_OTHER_MODULES = [
     ("src/trainproj/launcher.py", "TL016", 15, False),  # a method of the class self.devices holds
     ("src/trainproj/train_loop.py", "TL001", 14, False),  # helpers.prepare clears
     ("src/trainproj/evaluate.py", "TL009", 14, False),  # networks without dropout/batch norm
+    ("src/trainproj/evaluate_module_attr.py", "TL009", 14, False),  # `models.Regularized(0)`: dropout 0
     ("src/trainproj/benchmark.py", "TL002", 15, False),  # profiling.settle synchronizes
     ("src/trainproj/train_steps.py", "TL001", 12, True),  # helpers.train_step never clears
     ("src/trainproj/ddp_trainer.py", "TL014", 21, True),  # data.make_loader's DistributedSampler
+    ("src/trainproj/sampler_trainer.py", "TL014", 19, True),  # data.make_sampler's, kept on the trainer
     ("src/trainproj/inference.py", "TL004", 8, True),  # helpers.predict runs the model with grads
     ("src/trainproj/embed.py", "TL004", 7, False),  # encoders.FrozenEncoder freezes itself
 ]
@@ -109,7 +111,11 @@ def test_the_whole_project() -> None:
     assert codes_by_file(result) == {
         ("train_steps.py", "TL001", 12),
         ("evaluate_dropout.py", "TL009", 14),  # the same evaluation with a dropout network
+        ("evaluate_module_attr_dropout.py", "TL009", 14),  # `models.Regularized(0.5)`
         ("ddp_trainer.py", "TL014", 21),  # ddp_trainer_fixed.py calls set_epoch
+        # Not sampler_trainer_fixed.py (set_epoch in the epoch method), sampler_trainer_helper.py
+        # (epoch_utils.start_epoch), sampler_trainer_random.py (a RandomSampler).
+        ("sampler_trainer.py", "TL014", 19),
         ("inference.py", "TL004", 8),  # not line 9: helpers.predict_quietly holds no_grad
     }
 

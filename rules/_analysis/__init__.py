@@ -9,11 +9,15 @@ most once per file, through `FileContext.analysis`.
 - `flow`: loops, execution order through helpers, branches, early exits.
 - `dataflow`: which binding a use of a name reads; values assigned to each name.
 - `vocabulary`: every word list behind a name-based guess.
-- `training`: backward passes, optimizer steps, gradient clears.
-- `modes`: train/eval calls, gradient-free regions, what the code calls a network.
+- `training`: backward passes, optimizer steps, gradient clears, training and epoch loops.
+- `modes`: train/eval calls, gradient-free regions, what the code calls a network, where
+  the code switches to eval mode.
+- `networks`: what a call runs as a network, which networks training runs, whether a
+  network's mode matters (its layers, here or in another module).
 - `devices`: CUDA placement, where models and a forward's tensors go.
 - `loaders`: the loader a loop iterates, and whether its data is already on a device; the
-  batch as the loader yielded it; how a `DataLoader(...)` is built and what its data is.
+  batch as the loader yielded it; how a `DataLoader(...)` is built and what its data is;
+  distributed samplers, the loaders that draw from them and where those run a pass.
 - `graphs`: which values carry autograd history, what backward passes consume.
 - `grad_regions`: whether a node runs with gradients off (also through its callers).
 - `evaluation`: eval-mode timelines, runs of a model in eval mode, deliberate gradients.
@@ -56,6 +60,7 @@ from torchlint.rules._analysis.calls import (
     positional_parameters as positional_parameters,
     parameter_names as parameter_names,
     called_module as called_module,
+    call_taking as call_taking,
 )
 from torchlint.rules._analysis.callgraph import (
     Functions as Functions,
@@ -74,6 +79,7 @@ from torchlint.rules._analysis.flow import (
     flow as flow,
     running_scopes as running_scopes,
     in_exclusive_branches as in_exclusive_branches,
+    loops_around_callers as loops_around_callers,
 )
 from torchlint.rules._analysis.dataflow import (
     Binding as Binding,
@@ -83,6 +89,7 @@ from torchlint.rules._analysis.dataflow import (
     assigned_values as assigned_values,
     Bindings as Bindings,
     bindings as bindings,
+    bound_target as bound_target,
 )
 from torchlint.rules._analysis.vocabulary import (
     name_tokens as name_tokens,
@@ -97,6 +104,8 @@ from torchlint.rules._analysis.vocabulary import (
     says_grad_free as says_grad_free,
     says_host as says_host,
     TENSOR_FACTORIES as TENSOR_FACTORIES,
+    says_evaluation_data as says_evaluation_data,
+    says_epoch as says_epoch,
 )
 from torchlint.rules._analysis.training import (
     Training as Training,
@@ -104,6 +113,8 @@ from torchlint.rules._analysis.training import (
     unwrap_iterable as unwrap_iterable,
     backpropagated as backpropagated,
     framework_iterations as framework_iterations,
+    counts_epochs as counts_epochs,
+    epoch_loops as epoch_loops,
     graph_replays as graph_replays,
 )
 from torchlint.rules._analysis.modes import (
@@ -115,6 +126,16 @@ from torchlint.rules._analysis.modes import (
     ModeCall as ModeCall,
     mode_calls as mode_calls,
     runs_with_gradients as runs_with_gradients,
+    EvalSwitches as EvalSwitches,
+    eval_switches as eval_switches,
+    grad_free_statement as grad_free_statement,
+)
+from torchlint.rules._analysis.networks import (
+    looks_like_model as looks_like_model,
+    trained_models as trained_models,
+    models_run_by as models_run_by,
+    mode_owned_elsewhere as mode_owned_elsewhere,
+    mode_free as mode_free,
 )
 from torchlint.rules._analysis.devices import (
     uses_cuda as uses_cuda,
@@ -124,6 +145,8 @@ from torchlint.rules._analysis.devices import (
 )
 from torchlint.rules._analysis.fixes import (
     insert_statement as insert_statement,
+    insert_before as insert_before,
+    insert_first as insert_first,
 )
 from torchlint.rules._analysis.loaders import (
     LoaderData as LoaderData,
@@ -139,6 +162,11 @@ from torchlint.rules._analysis.loaders import (
     LoaderSources as LoaderSources,
     loader_sources as loader_sources,
     places_tensor as places_tensor,
+    Sampler as Sampler,
+    distributed_samplers as distributed_samplers,
+    loader_passes as loader_passes,
+    loops_over as loops_over,
+    PASS_WRAPPERS as PASS_WRAPPERS,
 )
 from torchlint.rules._analysis.amp import (
     Amp as Amp,

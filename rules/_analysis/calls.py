@@ -7,6 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.rules._analysis.callgraph import Functions
+from torchlint.rules._analysis.index import Index
 from torchlint.rules._analysis.names import dotted, last_name
 
 
@@ -100,3 +101,10 @@ def called_module(call: cst.Call) -> cst.BaseExpression | None:
         if isinstance(func.value, cst.Name) and func.value.value == "self":
             return func
     return None
+
+
+def call_taking(idx: Index, use: cst.CSTNode) -> cst.Call | None:
+    """The call that `use` is passed to directly as an argument (`f(loader)`, `f(data=loader)`)."""
+    parent = idx.parent(use)
+    call = idx.parent(parent) if isinstance(parent, cst.Arg) else None
+    return call if isinstance(call, cst.Call) else None

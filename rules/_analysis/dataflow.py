@@ -331,3 +331,17 @@ def bindings(ctx: FileContext) -> Bindings:
 
 def _build_bindings(ctx: FileContext) -> Bindings:
     return Bindings(index(ctx))
+
+
+def bound_target(idx: Index, value: cst.CSTNode) -> cst.BaseExpression | None:
+    """What `value` is assigned to: `x = value`, `x: T = value`, `x = value if c else None`,
+    `(x := value)`. With several targets (`a = b = value`), the first."""
+    current = value
+    parent = idx.parent(current)
+    while isinstance(parent, cst.IfExp) and current is not parent.test:
+        current, parent = parent, idx.parent(parent)
+    if isinstance(parent, cst.Assign) and parent.value is current:
+        return parent.targets[0].target
+    if isinstance(parent, (cst.AnnAssign, cst.NamedExpr)) and parent.value is current:
+        return parent.target
+    return None

@@ -48,6 +48,21 @@ def loops_run_by(idx: Index, funcs: Functions, scope: cst.CSTNode) -> list[cst.F
     return list(found.values())
 
 
+def loops_around_callers(
+    idx: Index, funcs: Functions, node: cst.CSTNode, max_depth: int, depth: int = 0
+) -> list[list[cst.For | cst.While]]:
+    """The loops around `node` in its function, innermost first, each list continued by the
+    loops around one call site of that function (up to `max_depth` callers up)."""
+    loops: list[cst.For | cst.While] = enclosing_loops(idx, node)
+    scope = idx.scope(node)
+    if not isinstance(scope, cst.FunctionDef) or depth >= max_depth:
+        return [loops]
+    outer = [
+        chain for site in funcs.call_sites(scope) for chain in loops_around_callers(idx, funcs, site, max_depth, depth + 1)
+    ]
+    return [loops + chain for chain in outer] or [loops]
+
+
 @dataclass(frozen=True)
 class Step:
     """A call (or `a @ b`) in the order it executes, with the loops it runs in."""

@@ -4,17 +4,23 @@ built with a device move, batched by a collate function from elsewhere, or moved
 hook, collate function or `forward` of the module. Which names of a loop body still hold a
 batch as the loader yielded it (`for x, y in loader:` until `x = x.to(device)`). How a
 `DataLoader(...)` is built: its settings, and what its dataset is (samples already in
-memory, tensors on a GPU, tokenized text) and how its batches are used.
+memory, tensors on a GPU, tokenized text) and how its batches are used. The module's
+distributed samplers, the loaders that draw from them and where those loaders run a whole
+pass.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import libcst as cst
 
 from torchlint.rule import FileContext
+from torchlint.rules import _summaries as sm
 from torchlint.rules._analysis.callgraph import functions
 from torchlint.rules._analysis.calls import (
     bind_arguments,
+    call_taking,
     callee_name,
     keyword,
     method_name,
@@ -22,10 +28,10 @@ from torchlint.rules._analysis.calls import (
     positional,
     receiver,
 )
-from torchlint.rules._analysis.dataflow import assigned_values, target_names
+from torchlint.rules._analysis.dataflow import assigned_values, bound_target, target_names
 from torchlint.rules._analysis.devices import MAX_VALUE_DEPTH, placements
 from torchlint.rules._analysis.index import Index, index
-from torchlint.rules._analysis.names import dotted, imports, last_name
+from torchlint.rules._analysis.names import calls_to, dotted, imports, last_name, mentions
 from torchlint.rules._analysis.training import unwrap_iterable
 from torchlint.rules._analysis.vocabulary import (
     DATA_HOOKS,
@@ -34,6 +40,7 @@ from torchlint.rules._analysis.vocabulary import (
     name_tokens,
     TENSOR_FACTORIES,
     TEXT_WORDS,
+    says_evaluation_data,
 )
 
 # `torch.utils.data.DataLoader`'s parameters, in the order it takes them positionally.
@@ -424,3 +431,167 @@ def loader_sources(ctx: FileContext) -> LoaderSources:
 def places_tensor(call: cst.Call) -> bool:
     """`.cuda()`, `.to(...)`, `device=...`: a tensor put on a device."""
     return method_name(call) in ("cuda", "to") or keyword(call, "device") is not None
+DISTRIBUTED_SAMPLERS = frozenset(
+    {"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"}
+)
+DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+# Calls that iterate or wrap a loader without reseeding its sampler.
+PASS_WRAPPERS = frozenset(
+    """enumerate iter len zip tqdm trange islice cycle chain print list next range repr str ProgressBar
+    track DataLoader BatchSampler""".split()
+)
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """A shuffling `DistributedSampler`, or a call of a project factory that builds one
+    (then `call` is the factory call), and the DataLoader that draws from it, if this module
+    shows one: `loader` is None when the sampler goes where the module cannot follow it (a
+    dict, another function's argument)."""
+
+    call: cst.Call
+    name: str | None  # the dotted name it is bound to, if any
+    loader: cst.Call | None
+    loader_name: str | None
+    factory: bool = False  # `call` is a project factory's
+
+
+def distributed_samplers(ctx: FileContext) -> list[Sampler]:
+    """The module's training samplers that need `set_epoch`, each with the loaders drawing from
+    it: shuffling DistributedSamplers, and loaders and samplers that a factory of another
+    project module builds with one. Not evaluation samplers or loaders (named so), nor loaders
+    that `accelerator.prepare` takes over."""
+    return ctx.analysis(_build_distributed_samplers)
+
+
+def _build_distributed_samplers(ctx: FileContext) -> list[Sampler]:
+    idx = index(ctx)
+    loaders = calls_to(ctx, DATA_LOADERS, frozenset({"DataLoader"}))
+    found: list[Sampler] = []
+    for call in calls_to(ctx, DISTRIBUTED_SAMPLERS, frozenset({"DistributedSampler"})):
+        shuffle = keyword(call, "shuffle")
+        if len(positional(call)) >= 4 or any(arg.star for arg in call.args):
+            continue
+        if shuffle is not None and not (isinstance(shuffle.value, cst.Name) and shuffle.value.value == "True"):
+            continue
+        found.extend(_with_loaders(ctx, call, loaders))
+    # A project factory's result, bound to a name that says what it is (`self.sampler = ...`,
+    # `train_loader = ...`): the name keeps the look-ups to the calls that may matter.
+    for call in idx.nodes(cst.Call):
+        target = bound_target(idx, call)
+        name = dotted(target) if target is not None else None
+        tokens = name_tokens(name.rpartition(".")[2]) if name is not None else []
+        says = {kind for kind in ("loader", "sampler") if any(t.endswith(kind) for t in tokens)}
+        built = sm.distributed_sampler_factory(ctx, call) if says else None
+        if built == "sampler" and "sampler" in says:
+            found.extend(_with_loaders(ctx, call, loaders, factory=True))
+        elif built == "loader" and "loader" in says and not says_evaluation_data(name):
+            if not _prepared(idx, call, name):
+                found.append(Sampler(call, None, call, name, factory=True))
+    return found
+
+
+def _with_loaders(ctx: FileContext, call: cst.Call, loaders: list[cst.Call], factory: bool = False) -> list[Sampler]:
+    idx = index(ctx)
+    target = bound_target(idx, call)
+    name = dotted(target) if target is not None else None
+    if (target is not None and name is None) or says_evaluation_data(name) or says_evaluation_data(_dict_key(idx, call)):
+        return []
+    local = name is not None and not name.startswith("self.")
+    found: list[Sampler] = []
+    for loader in loaders:
+        if local and idx.scope(loader) is not idx.scope(call):
+            continue  # another function's `sampler` is another object
+        if _draws_from(ctx, loader, call, name):
+            loader_target = bound_target(idx, loader)
+            loader_name = dotted(loader_target) if loader_target is not None else None
+            if not (says_evaluation_data(loader_name) or _prepared(idx, loader, loader_name)):
+                found.append(Sampler(call, name, loader, loader_name, factory))
+    drawn = any(_draws_from(ctx, loader, call, name) for loader in loaders)
+    return found if drawn else [Sampler(call, name, None, None, factory)]
+
+
+def _dict_key(idx: Index, call: cst.Call) -> str | None:
+    """`"val"` for a sampler kept in `{"train": ..., "val": DistributedSampler(...)}`."""
+    element = idx.parent(call)
+    if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+        value = element.key.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _draws_from(ctx: FileContext, loader: cst.Call, sampler: cst.Call, name: str | None) -> bool:
+    """The loader's `sampler=` or `batch_sampler=` is the sampler, holds it, or is a name bound
+    to something that holds it (`batch_sampler_train = BatchSampler(sampler_train, ...)`)."""
+    idx = index(ctx)
+    for word in ("sampler", "batch_sampler"):
+        arg = keyword(loader, word)
+        if arg is None:
+            continue
+        if _holds(idx, arg.value, sampler, name):
+            return True
+        wrapper = dotted(arg.value)
+        if wrapper is not None and any(_holds(idx, v, sampler, name) for v in assigned_values(ctx).get(wrapper, [])):
+            return True
+    return False
+
+
+def _holds(idx: Index, expr: cst.CSTNode, sampler: cst.Call, name: str | None) -> bool:
+    return idx.contains(expr, sampler) or (name is not None and bool(mentions(idx, expr, name)))
+
+
+def _prepared(idx: Index, loader: cst.Call, name: str | None) -> bool:
+    """`accelerator.prepare(loader)`: the framework shards the data and sets the epoch itself."""
+    for call in idx.nodes(cst.Call):
+        if method_name(call) == "prepare" and any(
+            idx.contains(arg.value, loader) or (name is not None and dotted(arg.value) == name) for arg in call.args
+        ):
+            return True
+    return False
+
+
+def loader_passes(ctx: FileContext, sampler: Sampler) -> list[cst.CSTNode]:
+    """Where a sampler's loader runs a whole pass: `for` loops over it (or over a progress bar
+    wrapping it), a loop over the DataLoader call itself, and calls of local functions that it
+    is passed to and that loop."""
+    idx, funcs = index(ctx), functions(ctx)
+    found: list[cst.CSTNode] = []
+    if sampler.loader is None:
+        return found
+    loop = idx.parent(sampler.loader)
+    while loop is not None and not isinstance(loop, (cst.For, cst.BaseStatement)):
+        loop = idx.parent(loop)
+    if isinstance(loop, cst.For) and idx.contains(loop.iter, sampler.loader):
+        found.append(loop)
+    if sampler.loader_name is None:
+        return found
+    names = [sampler.loader_name]
+    # `self.loader` lives as long as the object; a local name only in the function that binds it.
+    scope = idx.module if sampler.loader_name.startswith("self.") else idx.scope(sampler.loader)
+    for use in mentions(idx, scope, sampler.loader_name):
+        call = call_taking(idx, use)
+        if call is None:
+            continue
+        if callee_name(call) in PASS_WRAPPERS:
+            wrapper = bound_target(idx, call)
+            if wrapper is not None and (wrapper_name := dotted(wrapper)):
+                names.append(wrapper_name)
+        elif any(idx.within(f, cst.For) for f in funcs.resolve(call)):
+            found.append(call)
+    for name in names:
+        found.extend(loops_over(idx, scope, name))
+    return found
+
+
+def loops_over(idx: Index, scope: cst.CSTNode, name: str) -> list[cst.For]:
+    """`for` loops in `scope` that iterate `name`: `for b in loader`, `for i, b in enumerate(loader)`,
+    `for b in tqdm(loader, ...)`."""
+    found: list[cst.For] = []
+    for node in mentions(idx, scope, name):
+        parent = idx.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            continue  # `loader.dataset`: another object
+        loop = idx.enclosing(node, (cst.For,))
+        if isinstance(loop, cst.For) and idx.contains(loop.iter, node):
+            found.append(loop)
+    return found

@@ -1,6 +1,7 @@
 """Modes and gradient-free regions: `torch.no_grad()` and its spellings, the `train()` /
 `eval()` calls on modules, what the code calls a network (through DataParallel and
-`torch.compile` wrappers), and the objects a scope runs with gradients enabled.
+`torch.compile` wrappers), the objects a scope runs with gradients enabled, and where the
+code switches networks to eval mode before a call (`eval_switches`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import libcst as cst
 from torchlint.rule import FileContext
 from torchlint.rules._analysis.callgraph import functions
 from torchlint.rules._analysis.calls import called_module, callee_name, method_name, positional, receiver
+from torchlint.rules._analysis.flow import enclosing_loops
 from torchlint.rules._analysis.index import Index, index
 from torchlint.rules._analysis.names import Imports, dotted, last_name
 from torchlint.rules._analysis.vocabulary import (
@@ -22,6 +24,10 @@ from torchlint.rules._analysis.vocabulary import (
     name_tokens,
     RUNNER_WORDS,
 )
+
+# How many local calls deep an eval switch is looked for, and how many callers up.
+MAX_SWITCH_DEPTH = 4
+MAX_CALLER_DEPTH = 3
 
 
 def is_grad_free_call(expr: cst.BaseExpression, imps: Imports) -> bool:
@@ -169,3 +175,77 @@ def runs_with_gradients(idx: Index, imps: Imports, scope: cst.CSTNode) -> list[c
             found.append(call.func.value)
         found.extend(arg.value for arg in call.args if isinstance(arg.value, (cst.Name, cst.Attribute)))
     return found
+
+
+class EvalSwitches:
+    """Where a module's code switches networks to eval mode: in a scope's own code or the
+    local functions it calls, before a call site, and whether every caller of a function
+    leaves the networks in train mode."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.idx = index(ctx)
+        self.funcs = functions(ctx)
+        self.calls = [m.call for m in mode_calls(ctx) if m.mode in ("eval", "either")]
+        self._reaches: dict[int, bool] = {}
+
+    def reaches_eval(self, scope: cst.CSTNode, depth: int = 0) -> bool:
+        """`scope`'s own code, or a local function it calls, switches some module to eval mode."""
+        key = id(scope)
+        if key in self._reaches:
+            return self._reaches[key]
+        self._reaches[key] = False  # recursion guard
+        own = scope if isinstance(scope, (cst.FunctionDef, cst.Module)) else self.idx.scope(scope)
+        found = any(self.idx.contains(scope, c) and self.idx.scope(c) is own for c in self.calls)
+        if not found and depth < MAX_SWITCH_DEPTH:
+            found = any(
+                self.idx.scope(call) is own and any(self.reaches_eval(f, depth + 1) for f in self.funcs.resolve(call))
+                for call in self.idx.within(scope, cst.Call)
+            )
+        self._reaches[key] = found
+        return found
+
+    def eval_before(self, site: cst.Call, caller: cst.CSTNode) -> bool:
+        """The caller switches some module to eval mode before `site`: earlier in its code, or
+        anywhere in a loop that also runs `site` (a previous iteration)."""
+        loops = {id(loop) for loop in enclosing_loops(self.idx, site)}
+        for call in self.idx.within(caller, cst.Call):
+            if self.idx.scope(call) is not caller or call is site:
+                continue
+            switches = any(call is c for c in self.calls) or any(self.reaches_eval(f) for f in self.funcs.resolve(call))
+            if switches and (
+                self.idx.order(call) < self.idx.order(site)
+                or any(id(loop) in loops for loop in enclosing_loops(self.idx, call))
+            ):
+                return True
+        return False
+
+    def callers_leave_train_mode(self, func: cst.FunctionDef, depth: int = 0) -> bool:
+        """Every caller (and, for evaluation helpers, their callers) runs `func` without an eval
+        call. A function that nothing in the module calls has an unknown caller: False."""
+        sites = self.funcs.call_sites(func)
+        if not sites:
+            return depth > 0
+        for site in sites:
+            caller = self.idx.scope(site)
+            if self.eval_before(site, caller):
+                return False
+            if isinstance(caller, cst.FunctionDef) and depth < MAX_CALLER_DEPTH and caller is not func:
+                if not self.callers_leave_train_mode(caller, depth + 1):
+                    return False
+        return True
+
+
+def eval_switches(ctx: FileContext) -> EvalSwitches:
+    return ctx.analysis(EvalSwitches)
+
+
+def grad_free_statement(idx: Index, imps: Imports, node: cst.CSTNode) -> cst.CSTNode:
+    """The statement that runs `node` without gradients, within its loop or function: the
+    outermost `with torch.no_grad():` around it there, else `node` itself."""
+    statement: cst.CSTNode = node
+    for ancestor in idx.ancestors(node):
+        if isinstance(ancestor, (cst.For, cst.While, cst.FunctionDef)):
+            break
+        if isinstance(ancestor, cst.With) and any(is_grad_free_call(i.item, imps) for i in ancestor.items):
+            statement = ancestor
+    return statement

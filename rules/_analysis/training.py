@@ -1,6 +1,6 @@
 """Training events: the backward passes, optimizer steps and gradient clears of a module,
 which optimizer each step steps and which model it optimizes, and the tensor a backward
-call back-propagates.
+call back-propagates, and the epoch loops that run a training pass each iteration.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import libcst as cst
 
 from torchlint.rule import FileContext
 from torchlint.rules._analysis.callgraph import Functions, functions
+from torchlint.rules._analysis.flow import loops_run_by
 from torchlint.rules._analysis.calls import callee_name, is_false, method_name, positional, receiver
 from torchlint.rules._analysis.index import Index, N, index
 from torchlint.rules._analysis.names import Imports, dotted, imports, last_name
@@ -24,6 +25,7 @@ from torchlint.rules._analysis.vocabulary import (
     name_says_optimizer,
     name_tokens,
     OPTIMIZER_FACTORY,
+    says_epoch,
     says_not_optimizer,
 )
 
@@ -70,6 +72,15 @@ class Training:
             for event in self.events_in(kind, loop.body, funcs):
                 running[id(event)].append(loop)
         return running
+
+    def training_loops(self, funcs: Functions) -> list[cst.For | cst.While]:
+        """Loops whose body runs a backward pass and an optimizer step (there or in local
+        functions it reaches), in source order."""
+        return [
+            loop
+            for loop in self.idx.nodes(cst.For, cst.While)
+            if self.events_in(self.backward, loop.body, funcs) and self.events_in(self.steps, loop.body, funcs)
+        ]
 
     def events_in(self, kind: list[N], scope: cst.CSTNode, funcs: Functions) -> list[N]:
         """Events of `kind` that run when `scope` runs: inside it or in local functions it reaches."""
@@ -288,4 +299,45 @@ def _build_framework_iterations(ctx: FileContext) -> list[cst.FunctionDef]:
         func
         for func in funcs.by_name.get("training_step", [])
         if (owner := funcs.enclosing_class(func)) is not None and id(owner) in manual
+    ]
+
+
+def counts_epochs(idx: Index, funcs: Functions, loop: cst.For | cst.While) -> bool:
+    """A loop that says it runs epochs: `for epoch in ...`, `while epoch < n`, or a body that
+    calls a local function named like one epoch (`while True: self._train_epoch()`)."""
+    if isinstance(loop, cst.For):
+        if isinstance(loop.target, cst.Name) and says_epoch(loop.target.value):
+            return True
+    elif any(says_epoch(dotted(n) if isinstance(n, cst.Attribute) else n.value) for n in _names_in(idx, loop.test)):
+        return True
+    home = idx.scope(loop)
+    return any(
+        idx.scope(call) is home and any(says_epoch(f.name.value) for f in funcs.resolve(call))
+        for call in idx.within(loop.body, cst.Call)
+    )
+
+
+def _names_in(idx: Index, expr: cst.CSTNode) -> list[cst.Name | cst.Attribute]:
+    return [n for n in idx.within(expr, cst.Name, cst.Attribute) if not isinstance(idx.parent(n), cst.Attribute)]
+
+
+def epoch_loops(ctx: FileContext, avoid: cst.CSTNode | None = None) -> list[cst.For | cst.While]:
+    """The outermost loops that count epochs (`counts_epochs`) and run, each iteration, an
+    inner loop (over batches) that back-propagates, there or through local functions. Loops
+    that run `avoid` (an object built anew each epoch) are left out."""
+    idx, funcs, train = index(ctx), functions(ctx), training(ctx)
+    running = train.loops_running(train.backward, funcs)
+    found: dict[int, cst.For | cst.While] = {}
+    for backward in train.backward:
+        loops = running.get(id(backward), [])
+        for loop in loops:
+            if id(loop) in found or not counts_epochs(idx, funcs, loop):
+                continue
+            inner = {id(other) for other in loops_run_by(idx, funcs, loop.body)}
+            if any(id(other) in inner and not counts_epochs(idx, funcs, other) for other in loops) and not (
+                avoid is not None and any(idx.contains(root, avoid) for root in funcs.reachable(loop.body))
+            ):
+                found[id(loop)] = loop
+    return [
+        loop for loop in found.values() if not any(other is not loop and idx.contains(other, loop) for other in found.values())
     ]

@@ -130,3 +130,36 @@ TENSOR_FACTORIES = frozenset(
     """zeros ones empty full arange linspace logspace eye rand randn randint randperm zeros_like
     ones_like empty_like full_like rand_like randn_like randint_like""".split()
 )
+# Words in a network's code that mean eval mode changes what it computes: its layers, a
+# `self.training` branch, a `train` / `eval` override, layers that hold dropout inside.
+MODE_DEPENDENT = re.compile(
+    r"(?i)dropout|batch_?norm|instance_?norm|training|\beval\b|\btrain\b|lstm|gru|rnn|transformer|attention"
+)
+TORCH_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module"})
+# Called objects that are not networks: losses, metrics and the like.
+NOT_MODEL_WORDS = frozenset(
+    """loss losses criterion crit metric metrics acc accuracy score fn func function optimizer opt
+    scheduler scaler tokenizer processor transform transforms augment logger writer print""".split()
+)
+# Packages whose base classes run evaluation hooks in the right mode (Lightning, HF Trainer).
+MODE_FRAMEWORKS = frozenset(
+    "lightning pytorch_lightning transformers ignite composer fastai catalyst mmengine mmcv detectron2".split()
+)
+# Names of data for evaluation (`val_loader`, `test_sampler`, `dev_set`): their order and
+# their mode are another question than training data's.
+_EVALUATION_DATA_WORDS = frozenset("val valid validation test testing eval evaluation dev".split())
+
+
+def says_evaluation_data(name: str | None) -> bool:
+    """`val_loader`, `self.valid_sampler`, `eval_dataloader`, and run together: `valloader`,
+    `testset`."""
+    last = (name or "").rpartition(".")[2]
+    if _EVALUATION_DATA_WORDS.intersection(name_tokens(last)):
+        return True
+    lowered = last.lower()
+    return lowered.startswith(("val", "test", "eval")) and any(w in lowered for w in ("loader", "data", "set", "batch"))
+
+
+def says_epoch(name: str | None) -> bool:
+    """`epoch`, `n_epochs`, `self.cur_epoch`, `_train_epoch`, `run_one_epoch`, `epoch_idx`."""
+    return any(t.startswith("epoch") for t in name_tokens((name or "").rpartition(".")[2]))
