@@ -58,9 +58,6 @@ MODE_DEPENDENT = re.compile(
     r"(?i)dropout|batch_?norm|instance_?norm|training|\beval\b|\btrain\b|lstm|gru|rnn|transformer|attention"
 )
 _DROPOUT_LAYER = re.compile(r"Dropout\d?d?$")
-# Methods that wait for the GPU to finish the work queued so far: host reads, and the
-# `synchronize()` of a device, stream or event.
-HOST_READS = frozenset({"item", "cpu", "tolist", "numpy", "synchronize"})
 TORCH_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module"})
 # How many calls deep effects are followed through other functions.
 MAX_DEPTH = 4
@@ -388,7 +385,7 @@ class _Walk:
                 found.add("steps")
         elif method in ("backward", "manual_backward") or qualified == "torch.autograd.backward":
             found.add("backward")
-        if qualified.endswith("cuda.synchronize") or method in HOST_READS:
+        if qualified.endswith("cuda.synchronize") or method in an.HOST_READS:
             found.add("syncs")
         if method in ("to", "cuda"):
             found.add("moves_device")
@@ -517,6 +514,27 @@ def call_effects(ctx: FileContext, call: cst.Call) -> frozenset[str]:
     """The effects of a call of a project function or class; empty when unknown."""
     entry = entry_for(ctx, call.func)
     return effects(ctx, entry) if entry is not None and entry.kind in ("function", "class") else frozenset()
+
+
+def is_module_class(ctx: FileContext, entry: Entry, depth: int = 0) -> bool:
+    """A project class that subclasses `torch.nn.Module` (or a LightningModule), directly or
+    through other project classes."""
+    project = view(ctx)
+    if entry.kind != "class" or project is None or depth >= MAX_DEPTH:
+        return False
+    for base in entry.data.get("bases", ()):
+        if base in TORCH_MODULE_BASES or base.startswith("torch.nn.") or base.endswith("LightningModule"):
+            return True
+        inner = project.lookup(base, entry.module)
+        if inner is not None and is_module_class(ctx, inner, depth + 1):
+            return True
+    return False
+
+
+def builds_module(ctx: FileContext, call: cst.Call) -> bool:
+    """A call of a project class that is a network (`nets.AANet(...)`)."""
+    entry = entry_for(ctx, call.func)
+    return entry is not None and is_module_class(ctx, entry)
 
 
 def runs_with_gradients(ctx: FileContext, call: cst.Call, key: str) -> bool:

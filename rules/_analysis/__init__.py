@@ -17,6 +17,9 @@ most once per file, through `FileContext.analysis`.
 - `accumulation`: steps every N iterations and whether the loss is divided by N.
 - `amp`: autocast regions in float16, loss scalers and their updates.
 - `fixes`: building blocks of autofixes.
+- `timing`: wall-clock reads and the measurements they make.
+- `networks`: network classes, and the names that hold a network whatever they are called.
+- `synchronization`: which calls queue CUDA work and which wait for it; implicit host reads.
 
 Rules use it as `from torchlint.rules import _analysis as an` and call `an.index(ctx)`,
 `an.flow(ctx)`, ...: the names imported below are the library's interface to rules.
@@ -145,4 +148,20 @@ from torchlint.rules._analysis.accumulation import (
     divides_loss as divides_loss,
     loss_divisors as loss_divisors,
     uses_framework_accumulation as uses_framework_accumulation,
+)
+from torchlint.rules._analysis.timing import (
+    WALL_CLOCKS as WALL_CLOCKS,
+    Measurement as Measurement,
+    Clocks as Clocks,
+    clocks as clocks,
+)
+from torchlint.rules._analysis.networks import (
+    Networks as Networks,
+    networks as networks,
+    is_cpu_literal as is_cpu_literal,
+)
+from torchlint.rules._analysis.synchronization import (
+    HOST_READS as HOST_READS,
+    Effect as Effect,
+    GpuWork as GpuWork,
 )
