@@ -309,7 +309,7 @@ class _Walk:
                     cls.words.append(word)
             elif kind is ast.Constant:
                 value = node.value  # type: ignore[attr-defined]
-                if value == "CUDA_VISIBLE_DEVICES":
+                if value == an.VISIBLE_DEVICES:
                     for func in active:
                         func.effects.add("selects_gpu")
                 if cls is not None and isinstance(value, str) and id(node) not in self.docstrings:
@@ -389,12 +389,10 @@ class _Walk:
             found.add("syncs")
         if method in ("to", "cuda"):
             found.add("moves_device")
-        if short in ("set_device", "set_device_index") or qualified == "torch.cuda.device":
+        if an.call_selects_gpu(qualified, (k.arg for k in call.keywords)):
             found.add("selects_gpu")
         if short == "init_process_group":
             found.add("inits_process_group")
-            if any(k.arg == "device_id" for k in call.keywords):
-                found.add("selects_gpu")
         if short == "DistributedSampler" and _shuffles(call):
             found.add("distributed_sampler")
         for function in active:

@@ -120,6 +120,14 @@ from torchlint.rules._analysis.devices import (
     uses_cuda as uses_cuda,
     Placements as Placements,
     placements as placements,
+    call_selects_gpu as call_selects_gpu,
+    VISIBLE_DEVICES as VISIBLE_DEVICES,
+    process_group_inits as process_group_inits,
+    backend as backend,
+    gpu_selected as gpu_selected,
+    Share as Share,
+    ProcessDevices as ProcessDevices,
+    process_devices as process_devices,
 )
 from torchlint.rules._analysis.fixes import (
     insert_statement as insert_statement,

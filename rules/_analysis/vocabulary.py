@@ -102,6 +102,8 @@ def says_host(name: str | None) -> bool:
 
 # Names that say a value is, or picks, a device.
 DEVICE_WORDS = frozenset("device devices dev gpu gpus cuda rank".split())
+# Names that hold a per-process device index (`local_rank`, `args.gpu`, `device_id`).
+RANK_WORDS = frozenset("rank gpu gpus local device id idx index ordinal".split())
 # Short names of data loaders, besides any name with `loader` in it.
 LOADER_WORDS = frozenset("dl dls".split())
 # Dataset and loader hooks where a project may move its data itself.
