@@ -20,6 +20,8 @@ most once per file, through `FileContext.analysis`.
 - `timing`: wall-clock reads and the measurements they make.
 - `networks`: network classes, and the names that hold a network whatever they are called.
 - `synchronization`: which calls queue CUDA work and which wait for it; implicit host reads.
+- `iterations`: what one iteration of a loop runs, through local calls, and in which order.
+- `evaluations`: evaluation code in training, deliberate freezing, networks kept frozen.
 
 Rules use it as `from torchlint.rules import _analysis as an` and call `an.index(ctx)`,
 `an.flow(ctx)`, ...: the names imported below are the library's interface to rules.
@@ -172,4 +174,13 @@ from torchlint.rules._analysis.synchronization import (
     HOST_READS as HOST_READS,
     Effect as Effect,
     GpuWork as GpuWork,
+)
+from torchlint.rules._analysis.iterations import (
+    Part as Part,
+    Iterations as Iterations,
+    iterations as iterations,
+)
+from torchlint.rules._analysis.evaluations import (
+    Evaluations as Evaluations,
+    evaluations as evaluations,
 )
