@@ -124,7 +124,7 @@ class GpuWork:
             return Effect.SYNC  # a helper of another project module that synchronizes
         if method in TENSOR_WORK:
             return Effect.WORK
-        if method == "step" and name_says_optimizer(last_name(receiver(node))):
+        if _optimizer_step(node):
             return Effect.WORK
         if method in ("cuda", "to") and keyword(node, "non_blocking") is not None:
             return Effect.WORK
@@ -305,7 +305,7 @@ class GpuWork:
         `depth` is how many loops the region's start runs in."""
         pending = False
         for step in region:
-            if len(step.loops) > depth and self._optimizer_step(step.node):
+            if len(step.loops) > depth and _optimizer_step(step.node):
                 # Timing a training phase of many steps: the error is one step at most.
                 return False
             effect = self.effect(step.node)
@@ -316,13 +316,6 @@ class GpuWork:
                     return False
                 pending = False
         return pending
-
-    def _optimizer_step(self, node: cst.CSTNode) -> bool:
-        return (
-            isinstance(node, cst.Call)
-            and method_name(node) == "step"
-            and name_says_optimizer(last_name(receiver(node)))
-        )
 
     def recorded_unwaited(self, before: list[Step], event: cst.BaseExpression) -> bool:
         """`event.record()` ran in `before` and nothing waited for the GPU after it."""
@@ -335,6 +328,11 @@ class GpuWork:
             if method_name(node) == "record" and same_expr(receiver(node), event):
                 return True
         return False
+
+
+def _optimizer_step(node: cst.CSTNode) -> bool:
+    owner = receiver(node) if isinstance(node, cst.Call) and method_name(node) == "step" else None
+    return owner is not None and name_says_optimizer(last_name(owner))
 
 
 def _operands(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
