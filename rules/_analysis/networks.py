@@ -73,7 +73,8 @@ class Networks:
             if method in MODULE_CHAIN_METHODS and receiver(expr) is not None:
                 expr = receiver(expr)  # type: ignore[assignment]
                 continue
-            if callee_name(expr) in MODEL_WRAPPERS or self.imps.callee(expr) in TRACERS:
+            # `compile` only as `torch.compile`: `re.compile(...)` builds no network.
+            if callee_name(expr) in MODEL_WRAPPERS - {"compile"} or self.imps.callee(expr) in TRACERS:
                 return True
             return self.project_class(expr) or (
                 not self.imps.is_imported(expr.func) and self.is_module_class(callee_name(expr) or "")

@@ -34,6 +34,7 @@ from torchlint.rules._analysis.calls import (
     same_expr,
 )
 from torchlint.rules._analysis.dataflow import assigned_values, bindings
+from torchlint.rules._analysis.devices import METADATA as TENSOR_METADATA, METADATA_CALLS
 from torchlint.rules._analysis.flow import LOOP_TYPES, Step, execution_order
 from torchlint.rules._analysis.index import index
 from torchlint.rules._analysis.names import dotted, imports, last_name
@@ -56,7 +57,7 @@ TENSOR_WORK = frozenset(
     sigmoid tanh topk argmax argmin cumsum backward""".split()
 )
 # Attributes and methods of a tensor that are host metadata, not device data.
-METADATA = frozenset("shape device dtype ndim is_cuda requires_grad size dim numel stride".split())
+METADATA = TENSOR_METADATA | METADATA_CALLS
 # Builtins that turn their argument into host text or numbers.
 HOST_CONVERSIONS = frozenset({"print", "str", "repr", "format"})
 # Summaries and value chains look two calls or assignments deep: deeper ones guess more than they know.
