@@ -16,7 +16,11 @@ class UnsynchronizedTiming(Rule):
     Finds wall-clock timing (`time.time()`, `time.perf_counter()`, `time.monotonic()`,
     `timeit.default_timer()`, `datetime.now()`) of a region that launches CUDA work, in a
     file that uses CUDA, where nothing synchronizes with the GPU after the last GPU work
-    and before the end time is read. Also finds `start.elapsed_time(end)` on CUDA events
+    and before the end time is read. CUDA work is a torch op, a tensor computation, or
+    running a network: one named like a network, or any name whose value a network class
+    (of this file or another project module) built, or that was moved with `.to(device)` /
+    `.cuda()`; in a timing helper (`def bench(fn, *args)`), calling the function that a
+    caller in the file passes when that is a network or a lambda that runs one. Also finds `start.elapsed_time(end)` on CUDA events
     with no synchronization on `end` (or the device) after `end.record()`.
 
     ## Why is this bad?
@@ -44,7 +48,9 @@ class UnsynchronizedTiming(Rule):
     elapsed = time.perf_counter() - start
     ```
     or `torch.utils.benchmark.Timer`, which synchronizes for you. A host read of a result
-    (`.item()`, `.cpu()`, `.tolist()`, `.numpy()`) also waits for the GPU.
+    (`.item()`, `.cpu()`, `.tolist()`, `.numpy()`, printing or formatting a tensor, testing
+    one in a condition such as a generated token against the end token) also waits for the
+    GPU.
 
     Per-iteration timing carried across a training loop (the clock read at the end of one
     iteration starts the next) is accurate on average when the loop reads a value on the
