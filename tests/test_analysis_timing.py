@@ -234,3 +234,16 @@ class TestNetworksOfOtherModules:
 
     def test_a_class_of_another_module_that_is_no_network(self, tmp_path: Path) -> None:
         assert self.check(tmp_path, "object") == []
+
+
+def test_printing_waits_only_for_device_tensors() -> None:
+    ctx = context(
+        """
+        out = model(x)
+        print("running", out.shape, len(out))
+        print(out[0])
+        """
+    )
+    work = an.GpuWork(ctx)
+    prints = [c for c in an.index(ctx).nodes(cst.Call) if an.callee_name(c) == "print"]
+    assert [work.effect(p) for p in prints] == [None, an.Effect.SYNC]
