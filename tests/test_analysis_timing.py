@@ -247,3 +247,22 @@ def test_printing_waits_only_for_device_tensors() -> None:
     work = an.GpuWork(ctx)
     prints = [c for c in an.index(ctx).nodes(cst.Call) if an.callee_name(c) == "print"]
     assert [work.effect(p) for p in prints] == [None, an.Effect.SYNC]
+
+
+def test_a_helper_that_formats_its_result_waits() -> None:
+    ctx = context(
+        """
+        def forward_and_log(x):
+            out = model(x)
+            log(f"mean {out.mean()}")
+
+        def forward(x):
+            return model(x)
+
+        forward_and_log(batch)
+        forward(batch)
+        """
+    )
+    work = an.GpuWork(ctx)
+    assert work.effect(call(ctx, "forward_and_log(batch)")) is an.Effect.SYNC
+    assert work.effect(call(ctx, "forward(batch)")) is an.Effect.WORK

@@ -205,7 +205,7 @@ class GpuWork:
             # A helper that loops (a train or evaluate epoch) does its own host reads more
             # often than not, and an error of one iteration in an epoch does not matter.
             return None
-        last = self._summaries[key] = self._last_effect(execution_order(func), depth)
+        last = self._summaries[key] = self._last_effect(self.timeline(func), depth)
         return last
 
     def _last_effect(self, steps: list[Step], depth: int) -> Effect | None:
