@@ -30,6 +30,7 @@ from torchlint.rules._analysis.dataflow import assigned_values, bindings, target
 from torchlint.rules._analysis.flow import in_exclusive_branches
 from torchlint.rules._analysis.index import children, Index, index
 from torchlint.rules._analysis.modes import model_key
+from torchlint.rules._analysis.networks import networks
 from torchlint.rules._analysis.names import calls_to, dotted, Imports, imports, last_name, mentions, string_text
 from torchlint.rules._analysis.vocabulary import DEVICE_WORDS, RANK_WORDS, name_tokens, says_host
 
@@ -135,7 +136,6 @@ class ForwardFactories:
         self.imps = imports(ctx)
         self.funcs = functions(ctx)
         self.bindings = bindings(ctx)
-        self._modules: dict[str, bool] = {}
         self._device_names: dict[tuple[int, str | None], set[str]] = {}
         # Local names holding a one-dimensional factory result (scope id, name): an element is a scalar.
         self._one_dimensional: set[tuple[int, str]] = set()
@@ -146,23 +146,8 @@ class ForwardFactories:
 
     # -- where to look ----------------------------------------------------------
 
-    def is_module_class(self, name: str, _seen: frozenset[str] = frozenset()) -> bool:
-        if name in self._modules:
-            return self._modules[name]
-        cls = self.classes.get(name)
-        result = False
-        if cls is not None and name not in _seen:
-            for base in cls.bases:
-                qualified = self.imps.qualify(base.value) or ""
-                if (
-                    qualified.startswith(("torch.nn.", "nn."))
-                    or qualified.endswith("LightningModule")
-                    or self.is_module_class(last_name(base.value) or "", _seen | {name})
-                ):
-                    result = True
-                    break
-        self._modules[name] = result
-        return result
+    def is_module_class(self, name: str) -> bool:
+        return networks(self.ctx).is_module_class(name)
 
     def lightning_classes(self) -> list[str]:
         return [name for name in self.classes if self.is_lightning_class(name)]
