@@ -4,25 +4,12 @@ nodes within it, last iterations; evaluation code, deliberate freezing, frozen n
 
 from __future__ import annotations
 
-import textwrap
-
 import libcst as cst
+
+from analysis_support import context, code, call
 
 from torchlint.rule import FileContext
 from torchlint.rules import _analysis as an
-
-
-def context(source: str) -> FileContext:
-    text = textwrap.dedent(source)
-    return FileContext("train.py", text, cst.parse_module(text))
-
-
-def code(ctx: FileContext, node: cst.CSTNode) -> str:
-    return ctx.module.code_for_node(node)
-
-
-def call(ctx: FileContext, text: str) -> cst.Call:
-    return next(c for c in an.index(ctx).nodes(cst.Call) if code(ctx, c) == text)
 
 
 def loop(ctx: FileContext) -> cst.For:

@@ -5,19 +5,14 @@ project summaries), and whether models go to each process's own GPU or a shared 
 from __future__ import annotations
 
 import ast
-import textwrap
 
 import libcst as cst
 import pytest
 
-from torchlint.rule import FileContext
+from analysis_support import context
+
 from torchlint.rules import _analysis as an
 from torchlint.rules._summaries import summarize
-
-
-def context(source: str) -> FileContext:
-    text = textwrap.dedent(source)
-    return FileContext("train.py", text, cst.parse_module(text))
 
 
 SELECTING = [

@@ -9,23 +9,11 @@ from pathlib import Path
 
 import libcst as cst
 
+from analysis_support import context, code, call
+
 from torchlint import api
 from torchlint.config import Config
-from torchlint.rule import FileContext
 from torchlint.rules import _analysis as an
-
-
-def context(source: str) -> FileContext:
-    text = textwrap.dedent(source)
-    return FileContext("bench.py", text, cst.parse_module(text))
-
-
-def code(ctx: FileContext, node: cst.CSTNode) -> str:
-    return ctx.module.code_for_node(node)
-
-
-def call(ctx: FileContext, text: str) -> cst.Call:
-    return next(c for c in an.index(ctx).nodes(cst.Call) if code(ctx, c) == text)
 
 
 class TestClocks:
