@@ -64,9 +64,6 @@ if TYPE_CHECKING:
     from torchlint.project import ProjectView
 
 _DROPOUT_LAYER = re.compile(r"Dropout\d?d?$")
-# Methods that wait for the GPU to finish the work queued so far: host reads, and the
-# `synchronize()` of a device, stream or event.
-HOST_READS = frozenset({"item", "cpu", "tolist", "numpy", "synchronize"})
 # How many calls deep effects are followed through other functions.
 MAX_DEPTH = 4
 
@@ -319,7 +316,7 @@ class _Walk:
                     cls.words.append(word)
             elif kind is ast.Constant:
                 value = node.value  # type: ignore[attr-defined]
-                if value == "CUDA_VISIBLE_DEVICES":
+                if value == an.VISIBLE_DEVICES:
                     for func in active:
                         func.effects.add("selects_gpu")
                 if cls is not None and isinstance(value, str) and id(node) not in self.docstrings:
@@ -407,18 +404,16 @@ class _Walk:
             for function in active:
                 if frozen == "self" or frozen in function.self_params:
                     function.effects.add("freezes_self")
-        if qualified.endswith("cuda.synchronize") or method in HOST_READS:
+        if qualified.endswith("cuda.synchronize") or method in an.HOST_READS:
             found.add("syncs")
         if method in ("to", "cuda"):
             found.add("moves_device")
         if any(k.arg == "non_blocking" and not (isinstance(k.value, ast.Constant) and not k.value.value) for k in call.keywords):
             found.add("copies_async")
-        if short in ("set_device", "set_device_index") or qualified == "torch.cuda.device":
+        if an.call_selects_gpu(qualified, (k.arg for k in call.keywords)):
             found.add("selects_gpu")
         if short == "init_process_group":
             found.add("inits_process_group")
-            if any(k.arg == "device_id" for k in call.keywords):
-                found.add("selects_gpu")
         if short == "DistributedSampler" and _shuffles(call):
             found.add("distributed_sampler")
         for function in active:
@@ -591,6 +586,27 @@ def call_effects(ctx: FileContext, call: cst.Call) -> frozenset[str]:
     """The effects of a call of a project function or class; empty when unknown."""
     entry = entry_for(ctx, call.func)
     return effects(ctx, entry) if entry is not None and entry.kind in ("function", "class") else frozenset()
+
+
+def is_module_class(ctx: FileContext, entry: Entry, depth: int = 0) -> bool:
+    """A project class that subclasses `torch.nn.Module` (or a LightningModule), directly or
+    through other project classes."""
+    project = view(ctx)
+    if entry.kind != "class" or project is None or depth >= MAX_DEPTH:
+        return False
+    for base in entry.data.get("bases", ()):
+        if base in TORCH_MODULE_BASES or base.startswith("torch.nn.") or base.endswith("LightningModule"):
+            return True
+        inner = project.lookup(base, entry.module)
+        if inner is not None and is_module_class(ctx, inner, depth + 1):
+            return True
+    return False
+
+
+def builds_module(ctx: FileContext, call: cst.Call) -> bool:
+    """A call of a project class that is a network (`nets.AANet(...)`)."""
+    entry = entry_for(ctx, call.func)
+    return entry is not None and is_module_class(ctx, entry)
 
 
 def runs_with_gradients(ctx: FileContext, call: cst.Call, key: str) -> bool:

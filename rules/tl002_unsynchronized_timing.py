@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from enum import Enum
 from typing import Iterator
 
 import libcst as cst
@@ -10,59 +9,6 @@ from torchlint.rule import FileContext, Report, Rule
 from torchlint.rules import _analysis as an
 from torchlint.rules import _summaries as sm
 
-WALL_CLOCKS = frozenset(
-    {
-        "time.time",
-        "time.time_ns",
-        "time.perf_counter",
-        "time.perf_counter_ns",
-        "time.monotonic",
-        "time.monotonic_ns",
-        "timeit.default_timer",
-        "datetime.datetime.now",
-        "datetime.datetime.utcnow",
-    }
-)
-# Calls that wait for the GPU: host reads and `synchronize()`.
-HOST_READS = sm.HOST_READS
-# `torch.<op>` functions that launch no kernels (or block anyway).
-TORCH_HOST_ONLY = frozenset(
-    """device manual_seed seed no_grad inference_mode enable_grad autocast load save compile
-    tensor as_tensor from_numpy is_tensor is_grad_enabled numel typename""".split()
-)
-TORCH_OP_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
-# Tensor methods that are unmistakably GPU compute (generic names such as `add` or `sum`
-# are left out: too many non-tensor objects have them).
-TENSOR_WORK = frozenset(
-    """matmul mm bmm mv addmm baddbmm einsum conv1d conv2d conv3d softmax log_softmax relu gelu
-    sigmoid tanh topk argmax argmin cumsum backward""".split()
-)
-# `module_id`, `model_config`: names about a model, not the model.
-NOT_MODEL_SUFFIXES = frozenset(
-    """id ids name names path dir file config cfg type types size sizes list dict state params
-    parameters kwargs args info spec str fn class cls""".split()
-)
-# A callee named like a verb builds or fetches something rather than running a model.
-VERBS = frozenset(
-    """get load import build create make init initialize register named set add find to compile
-    wrap unwrap save print log shard parallelize prepare freeze unfreeze convert export quantize
-    update copy clone move apply fuse replace patch setup reset check validate inspect count
-    summarize describe eval evaluate test train run val benchmark profile measure time""".split()
-)
-MODEL_WORDS = frozenset(
-    """model net network encoder decoder backbone layer layers block module head generator
-    discriminator transformer unet vae policy critic actor mlp conv attn attention classifier
-    gpt bert resnet vit llm""".split()
-)
-
-
-MAX_CALL_DEPTH = 2
-
-
-class Effect(Enum):
-    WORK = "work"
-    SYNC = "sync"
-
 
 class UnsynchronizedTiming(Rule):
     """
@@ -70,7 +16,11 @@ class UnsynchronizedTiming(Rule):
     Finds wall-clock timing (`time.time()`, `time.perf_counter()`, `time.monotonic()`,
     `timeit.default_timer()`, `datetime.now()`) of a region that launches CUDA work, in a
     file that uses CUDA, where nothing synchronizes with the GPU after the last GPU work
-    and before the end time is read. Also finds `start.elapsed_time(end)` on CUDA events
+    and before the end time is read. CUDA work is a torch op, a tensor computation, or
+    running a network: one named like a network, or any name whose value a network class
+    (of this file or another project module) built, or that was moved with `.to(device)` /
+    `.cuda()`; in a timing helper (`def bench(fn, *args)`), calling the function that a
+    caller in the file passes when that is a network or a lambda that runs one. Also finds `start.elapsed_time(end)` on CUDA events
     with no synchronization on `end` (or the device) after `end.record()`.
 
     ## Why is this bad?
@@ -98,7 +48,9 @@ class UnsynchronizedTiming(Rule):
     elapsed = time.perf_counter() - start
     ```
     or `torch.utils.benchmark.Timer`, which synchronizes for you. A host read of a result
-    (`.item()`, `.cpu()`, `.tolist()`, `.numpy()`) also waits for the GPU.
+    (`.item()`, `.cpu()`, `.tolist()`, `.numpy()`, printing or formatting a tensor, testing
+    one in a condition such as a generated token against the end token) also waits for the
+    GPU.
 
     Per-iteration timing carried across a training loop (the clock read at the end of one
     iteration starts the next) is accurate on average when the loop reads a value on the
@@ -293,6 +245,46 @@ class UnsynchronizedTiming(Rule):
             outputs = [{k: v.to(cpu_device) for k, v in t.items()} for t in outputs]
             model_time = time.time() - model_time
         """,
+        # A value printed or formatted on the host, or a generated token tested against the end
+        # token, waits for the GPU.
+        """
+        import time, torch
+        start = time.time()
+        scores = model(batch.cuda())
+        print(scores)
+        print("took", time.time() - start)
+        """,
+        """
+        import time, torch
+        ids = prompt.cuda()
+        start = time.perf_counter()
+        for _ in range(max_new_tokens):
+            logits = decoder(ids)[:, -1]
+            next_id = torch.argmax(logits, dim=-1, keepdim=True)
+            ids = torch.cat([ids, next_id], dim=1)
+            if next_id == eos_id:
+                break
+        elapsed = time.perf_counter() - start
+        """,
+        """
+        import time, torch
+        t0 = time.time()
+        loss = model(x.cuda()).mean()
+        log(f"loss {loss:.3f}")
+        t1 = time.time()
+        print(t1 - t0)
+        """,
+        # A timing helper whose only caller passes host work.
+        """
+        import time, torch
+        def measure(fn, *args):
+            start = time.perf_counter()
+            fn(*args)
+            return time.perf_counter() - start
+
+        model = model.cuda()
+        print(measure(sorted, records))
+        """,
     ]
 
     INVALID = [
@@ -428,254 +420,86 @@ class UnsynchronizedTiming(Rule):
         toc = time.perf_counter()  # expect: TL002
         log(toc - tic)
         """,
+        # A network whatever its name: built by a network class of the module, or moved to the GPU.
+        """
+        import time, torch
+        from torch import nn
+
+        class Matcher(nn.Module):
+            def forward(self, a, b):
+                return a @ b.T
+
+        matcher = Matcher()
+        t0 = time.perf_counter()
+        scores = matcher(left.cuda(), right.cuda())
+        t1 = time.perf_counter()  # expect: TL002
+        print(f"matching took {t1 - t0:.3f}s")
+        """,
+        """
+        import time, torch
+        import zoo
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        stereo = zoo.StereoNet(max_disp=192).to(device)
+        begin = time.time()
+        disparity = stereo(left.to(device), right.to(device))
+        spent = time.time() - begin  # expect: TL002
+        """,
+        # A timing helper called with a network, or with a lambda that runs one.
+        """
+        import time, torch
+        def measure(fn, *args, repeats=20):
+            start = time.perf_counter()
+            for _ in range(repeats):
+                fn(*args)
+            return (time.perf_counter() - start) / repeats  # expect: TL002
+
+        detector = build_detector().cuda()
+        print(measure(detector, torch.randn(1, 3, 224, 224, device="cuda")))
+        """,
+        """
+        import time, torch
+        def bench(f, n=10):
+            t = time.time()
+            for _ in range(n):
+                f()
+            return time.time() - t  # expect: TL002
+
+        print(bench(lambda: net(x.cuda())))
+        """,
     ]
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
-        idx = an.index(ctx)
-        imps = an.imports(ctx)
-        funcs = an.functions(ctx)
-        timing = _Timing(ctx, idx, imps, funcs)
-        for scope in (ctx.module, *funcs.all):
-            yield from timing.check_scope(scope, self)
-
-
-class _Timing:
-    def __init__(self, ctx: FileContext, idx: an.Index, imps: an.Imports, funcs: an.Functions) -> None:
-        self.ctx = ctx
-        self.idx = idx
-        self.imps = imps
-        self.funcs = funcs
-        self._summaries: dict[tuple[int, int], Effect | None] = {}
-
-    # -- classification -------------------------------------------------------
-
-    def is_clock(self, node: cst.CSTNode) -> bool:
-        if not isinstance(node, cst.Call):
-            return False
-        name = self.imps.callee(node) or ""
-        return name in WALL_CLOCKS or (name.endswith(".now") and "datetime" in name)
-
-    def effect(self, node: cst.CSTNode, depth: int = 0) -> Effect | None:
-        if isinstance(node, cst.BinaryOperation):
-            return Effect.WORK
-        assert isinstance(node, cst.Call)
-        method = an.method_name(node)
-        callee = self.imps.callee(node) or ""
-        short = an.callee_name(node) or ""
-        if method in HOST_READS or any(t.startswith(("sync", "synchroni")) for t in an.name_tokens(short)):
-            return Effect.SYNC
-        if method == "to" and self._to_cpu(node):
-            return Effect.SYNC
-        if short in ("float", "int", "bool") and len(node.args) == 1 and isinstance(
-            node.args[0].value, (cst.Call, cst.Name, cst.Attribute, cst.Subscript)
-        ):
-            return Effect.SYNC
-        local = self.funcs.resolve(node)
-        if local:
-            # Summaries look two calls deep: deeper chains guess more than they know.
-            return self.summary(local[0], depth + 1) if depth < MAX_CALL_DEPTH else None
-        if _is_torch_op(callee):
-            return Effect.WORK
-        if "syncs" in sm.call_effects(self.ctx, node):
-            return Effect.SYNC  # a helper of another project module that synchronizes
-        if method in TENSOR_WORK:
-            return Effect.WORK
-        if method == "step" and an.name_says_optimizer(an.last_name(node.func.value)):  # type: ignore[attr-defined]
-            return Effect.WORK
-        if method in ("cuda", "to") and an.keyword(node, "non_blocking") is not None:
-            return Effect.WORK
-        # `model(x)`, `self.encoder(x)`, `net.forward(x)`: a call of something named like a model.
-        target = node.func.value if method == "forward" else node.func  # type: ignore[attr-defined]
-        name = an.last_name(target) or ""
-        tokens = an.name_tokens(name)
-        if (
-            tokens
-            and not name[:1].isupper()  # `Model(cfg)` builds a model; it does not run one
-            and tokens[0] not in VERBS
-            and tokens[-1] not in NOT_MODEL_SUFFIXES
-            and any(t in MODEL_WORDS for t in tokens)
-        ):
-            return Effect.WORK
-        return None
-
-    def _to_cpu(self, call: cst.Call) -> bool:
-        """`x.to("cpu")`, `x.to(device=cpu_device)`: a copy to the host, which waits for the GPU."""
-        args = an.positional(call)
-        target = an.keyword(call, "device") or (args[0] if args else None)
-        return target is not None and self._is_cpu_device(target.value, follow=True)
-
-    def _is_cpu_device(self, expr: cst.BaseExpression, follow: bool) -> bool:
-        """`"cpu"`, `torch.device("cpu")`, or (one step) a name only ever bound to one of them."""
-        if _is_cpu_literal(expr):
-            return True
-        if isinstance(expr, cst.Call) and self.imps.callee(expr) == "torch.device":
-            return bool(expr.args) and _is_cpu_literal(expr.args[0].value)
-        name = an.dotted(expr) if follow else None
-        values = an.assigned_values(self.ctx).get(name, []) if name else []
-        return bool(values) and all(self._is_cpu_device(value, follow=False) for value in values)
-
-    def summary(self, func: cst.FunctionDef, depth: int) -> Effect | None:
-        """The last GPU-relevant effect of running `func`."""
-        key = (id(func), depth)
-        if key in self._summaries:
-            return self._summaries[key]
-        self._summaries[key] = None  # recursion guard
-        last: Effect | None = None
-        if self.idx.within(func, cst.For, cst.While):
-            # A helper that loops (a train or evaluate epoch) does its own host reads more
-            # often than not, and an error of one iteration in an epoch does not matter.
-            return None
-        for step in an.execution_order(func):
-            effect = self.effect(step.node, depth)
-            if effect is not None:
-                last = effect
-        self._summaries[key] = last
-        return last
-
-    # -- regions ------------------------------------------------------------------
-
-    def check_scope(self, scope: cst.CSTNode, rule: Rule) -> Iterator[Report]:
-        steps = an.execution_order(scope)
-        position = {id(s.node): i for i, s in enumerate(steps)}
-        for i, step in enumerate(steps):
-            node = step.node
-            if isinstance(node, cst.Call) and self.is_clock(node):
-                start = self._start_of(steps, position, i)
-                if start is not None and self._pending(steps[start + 1 : i], len(steps[start].loops)):
-                    yield rule.report(node, self._clock_message(node))
-            elif isinstance(node, cst.Call) and an.method_name(node) == "elapsed_time" and node.args:
-                end_event = node.args[0].value
-                if self._event_unsynced(steps[:i], end_event):
-                    event = self.ctx.module.code_for_node(end_event)
-                    yield rule.report(
-                        node,
+        clocks = an.clocks(ctx)
+        work = an.GpuWork(
+            ctx,
+            an.Networks(ctx, lambda call: sm.builds_module(ctx, call)),
+            lambda call: sm.call_effects(ctx, call),
+        )
+        for scope in (ctx.module, *an.functions(ctx).all):
+            if not any(clocks.is_clock(s.node) or _reads_events(s.node) for s in an.execution_order(scope)):
+                continue
+            steps = work.timeline(scope)
+            for measured in clocks.measurements(steps):
+                if work.pending(measured.region, measured.depth):
+                    yield self.report(measured.clock, _clock_message(ctx, measured.clock))
+            for i, step in enumerate(steps):
+                if _reads_events(step.node) and work.recorded_unwaited(steps[:i], step.node.args[0].value):  # type: ignore[attr-defined]
+                    event = ctx.module.code_for_node(step.node.args[0].value)  # type: ignore[attr-defined]
+                    yield self.report(
+                        step.node,
                         f"`elapsed_time` reads CUDA event `{event}` before it is known to have completed: "
                         f"call `{event}.synchronize()` or `torch.cuda.synchronize()` first",
                     )
 
-    def _clock_message(self, node: cst.Call) -> str:
-        clock = self.ctx.module.code_for_node(node.func)
-        return (
-            f"`{clock}()` reads the clock while CUDA work launched since the start time may still be "
-            f"running: call `torch.cuda.synchronize()` before reading the end time"
-        )
 
-    def _start_of(self, steps: list[an.Step], position: dict[int, int], end: int) -> int | None:
-        """Index of the clock read that the read at `end` is measured from, if it is the end of
-        a measurement within one iteration; None for loop-carried or unpaired reads."""
-        variable = self._subtracted_variable(steps[end].node)
-        if variable is None:
-            return None
-        for i in range(end - 1, -1, -1):
-            candidate = steps[i].node
-            if self.is_clock(candidate) and self._assigned_name(candidate) == variable:
-                end_loops, start_loops = steps[end].loops, steps[i].loops
-                carried = [loop for loop in end_loops if loop not in start_loops]
-                if any(self._reassigned_later(steps, position, end, loop, variable) for loop in carried):
-                    return None
-                return i
-        return None
-
-    def _subtracted_variable(self, clock: cst.CSTNode) -> str | None:
-        """`t0` for `time.time() - t0`, or for `t1 = time.time()` followed by `t1 - t0`.
-        None for a timeout check (`time.time() - t0 > limit`), which measures nothing."""
-        parent = self.idx.parent(clock)
-        if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Subtract):
-            if parent.left is clock and not self._compared(parent):
-                return an.dotted(parent.right)
-            return None
-        assigned = self._assigned_name(clock)
-        if assigned is None:
-            return None
-        scope = self.idx.scope(clock)
-        after = self.idx.order(clock)
-        for binop in self.idx.within(scope, cst.BinaryOperation):
-            if (
-                self.idx.order(binop) > after
-                and isinstance(binop.operator, cst.Subtract)
-                and an.dotted(binop.left) == assigned
-            ):
-                return an.dotted(binop.right)
-        return None
-
-    def _compared(self, node: cst.CSTNode) -> bool:
-        for ancestor in self.idx.ancestors(node):
-            if isinstance(ancestor, cst.Comparison):
-                return True
-            if not isinstance(ancestor, (cst.BinaryOperation, cst.UnaryOperation, cst.Call, cst.Arg)):
-                return False
-        return False
-
-    def _assigned_name(self, clock: cst.CSTNode) -> str | None:
-        parent = self.idx.parent(clock)
-        if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
-            return an.dotted(parent.targets[0].target)
-        if isinstance(parent, cst.AnnAssign):
-            return an.dotted(parent.target)
-        return None
-
-    def _reassigned_later(
-        self, steps: list[an.Step], position: dict[int, int], end: int, loop: cst.CSTNode, variable: str
-    ) -> bool:
-        """`variable` is assigned again later in `loop`'s body (`t0 = t1` or `t0 = time.time()`)."""
-        after = self.idx.order(steps[end].node)
-        for assign in self.idx.within(loop, cst.Assign):
-            if self.idx.order(assign) > after and any(an.dotted(t.target) == variable for t in assign.targets):
-                return True
-        return False
-
-    def _pending(self, region: list[an.Step], depth: int) -> bool:
-        """GPU work is queued at the end of `region`: work after the last sync, and no sync
-        in a loop that starts inside the region (that bounds the error to one iteration).
-        `depth` is how many loops the region's start runs in."""
-        pending = False
-        for step in region:
-            if len(step.loops) > depth and self._optimizer_step(step.node):
-                # Timing a training phase of many steps: the error is one step at most.
-                return False
-            effect = self.effect(step.node)
-            if effect is Effect.WORK:
-                pending = True
-            elif effect is Effect.SYNC:
-                if len(step.loops) > depth:
-                    return False
-                pending = False
-        return pending
-
-    def _optimizer_step(self, node: cst.CSTNode) -> bool:
-        return (
-            isinstance(node, cst.Call)
-            and an.method_name(node) == "step"
-            and an.name_says_optimizer(an.last_name(node.func.value))  # type: ignore[attr-defined]
-        )
-
-    def _event_unsynced(self, before: list[an.Step], event: cst.BaseExpression) -> bool:
-        """`event.record()` happened and nothing synchronized after it."""
-        for step in reversed(before):
-            node = step.node
-            if not isinstance(node, cst.Call):
-                continue
-            if self.effect(node) is Effect.SYNC:
-                return False
-            if an.method_name(node) == "record" and an.same_expr(an.receiver(node), event):
-                return True
-        return False
+def _reads_events(node: cst.CSTNode) -> bool:
+    """`start.elapsed_time(end)`."""
+    return isinstance(node, cst.Call) and an.method_name(node) == "elapsed_time" and bool(node.args)
 
 
-def _is_torch_op(callee: str) -> bool:
-    """`torch.matmul`, `torch.nn.functional.relu`: an op that launches kernels."""
-    parts = callee.split(".")
-    if len(parts) == 2 and parts[0] == "torch":
-        op = parts[1]
-        return (
-            op[:1].islower()
-            and not op.startswith(("set_", "get_", "is_", "_"))
-            and op not in TORCH_HOST_ONLY
-            # Factories launch at most a fill kernel: not the work anyone times.
-            and op not in an.TENSOR_FACTORIES
-        )
-    return callee.startswith(TORCH_OP_NAMESPACES) and len(parts) == len(TORCH_OP_NAMESPACES[0].split("."))
-
-
-def _is_cpu_literal(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.SimpleString) and expr.value.strip("'\"").startswith("cpu")
+def _clock_message(ctx: FileContext, node: cst.Call) -> str:
+    clock = ctx.module.code_for_node(node.func)
+    return (
+        f"`{clock}()` reads the clock while CUDA work launched since the start time may still be "
+        f"running: call `torch.cuda.synchronize()` before reading the end time"
+    )

@@ -1,45 +1,11 @@
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Iterator, Mapping
+from typing import Iterator
 
 import libcst as cst
 
 from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
 from torchlint.rules import _analysis as an
-
-# Networks that are deliberately kept in eval mode while another one trains.
-FROZEN_WORDS = frozenset(
-    """teacher target tgt ema shadow swa avg averaged momentum frozen fixed ref reference pretrained
-    old prev vgg lpips inception clip perceptual""".split()
-)
-# Functions that put sub-modules in eval mode to freeze batch-norm during training.
-FREEZER_WORDS = frozenset("freeze frozen bn batchnorm norm fix".split())
-MAX_DEPTH = 5
-
-
-@dataclass(frozen=True)
-class _Context:
-    """Code that one iteration of a loop runs: the loop body itself or a local function it calls."""
-
-    root: cst.CSTNode
-    # The calls that lead here from the loop body, outermost first (empty for the body).
-    path: tuple[cst.Call, ...] = ()
-    # Parameter name -> the loop function's expression bound to it (None: not known).
-    binding: Mapping[str, cst.BaseExpression | None] = field(default_factory=dict)
-
-    @property
-    def params(self) -> set[str]:
-        return an.parameter_names(self.root) if isinstance(self.root, cst.FunctionDef) else set()
-
-    def translate(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
-        """`expr` as the loop's own function spells it; None when a parameter is bound to nothing known."""
-        plain = expr
-        while isinstance(plain, cst.Attribute) and plain.attr.value in ("module", "_orig_mod"):
-            plain = plain.value
-        if isinstance(plain, cst.Name) and plain.value in self.params:
-            return self.binding.get(plain.value)
-        return expr
 
 
 class EvalModeNeverReset(Rule):
@@ -649,11 +615,11 @@ class _Checker:
         self.imps = an.imports(ctx)
         self.funcs = an.functions(ctx)
         self.train = train
+        self.iterations = an.iterations(ctx)
+        self.evaluations = an.training_evaluations(ctx)
         modes = an.mode_calls(ctx)
         self.evals = {id(m.call): m for m in modes if m.mode == "eval"}
         self.resets = {id(m.call) for m in modes if m.mode in ("train", "either")}
-        self.frozen = _frozen_keys(self.idx)
-        self._arguments: set[str] | None = None
 
     def check_loop(self, loop: cst.For | cst.While) -> Iterator[tuple[cst.CSTNode, str, FixSpec | None]]:
         body = loop.body
@@ -661,67 +627,33 @@ class _Checker:
             return
         if not self.train.events_in(self.train.steps, body, self.funcs):
             return
-        contexts = self._contexts(body)
-        calls = [(c, call) for c in contexts for call in self._own_calls(c)]
+        parts = self.iterations.parts(body, self.train.stepped)
+        calls = [(p, call) for p in parts for call in self.iterations.own_calls(p)]
         if any(id(call) in self.resets for _, call in calls):
             return
-        evals = [(c, call) for c, call in calls if id(call) in self.evals]
+        evals = [(p, call) for p, call in calls if id(call) in self.evals]
         if not evals:
             return
         used = {
-            an.model_key(c.translate(expr) or expr)
-            for c in contexts
-            if not self._evaluation_function(c.root)
-            for expr in an.runs_with_gradients(self.idx, self.imps, c.root)
+            an.model_key(p.translate(expr) or expr)
+            for p in parts
+            if not self.evaluations.is_evaluation_function(p.root)
+            for expr in an.runs_with_gradients(self.idx, self.imps, p.root)
         }
-        fresh = {an.model_key(t) for c in contexts for t in self._call_assigned(c.root)}
-        backwards = [(c, b) for c in contexts for b in self.train.backward if self._owned_by(c, b)]
-        for context, call in evals:
-            reported = context.path[0] if context.path else call
-            target = context.translate(self.evals[id(call)].target)
+        fresh = {an.model_key(t) for p in parts for t in self._call_assigned(p.root)}
+        backwards = [(p, b) for p in parts for b in self.train.backward if self.iterations.owns(p, b)]
+        for part, call in evals:
+            reported = part.path[0] if part.path else call
+            target = part.translate(self.evals[id(call)].target)
             key = an.model_key(target)
-            if key is None or key not in used or key in fresh or _frozen(key, self.frozen):
+            if key is None or key not in used or key in fresh or self.evaluations.frozen(key):
                 continue
-            if self._freezes_batchnorm(call, loop) or self._stops_after(reported, loop):
+            if self.evaluations.freezes_layers(call, loop) or self.iterations.stops_after(reported, loop):
                 continue
-            after = any(_before(self.idx, (*bc.path, b), (*context.path, call)) for bc, b in backwards)
-            if not (after or self._evaluates(call, context)):
+            after = any(self.iterations.before((*bp.path, b), (*part.path, call)) for bp, b in backwards)
+            if not (after or self.evaluations.serves_evaluation(call, part.root)):
                 continue
             yield call, self._message(call, reported, target), self._fix(loop, target, after, reported)
-
-    # -- what one iteration runs ------------------------------------------------------
-
-    def _contexts(self, body: cst.CSTNode) -> list[_Context]:
-        start = _Context(body)
-        found = [start]
-        seen = {id(body)}
-        stack = [start]
-        while stack:
-            context = stack.pop()
-            if len(context.path) >= MAX_DEPTH:
-                continue
-            for call in self._own_calls(context):
-                # `optimizer.step(closure)` runs the closure, which may run the training step.
-                closures = self.funcs.passed_functions(call) if id(call) in self.train.stepped else []
-                for func in [*self.funcs.resolve(call), *closures]:
-                    if id(func) in seen:
-                        continue
-                    seen.add(id(func))
-                    binding = {
-                        name: context.translate(arg) for name, arg in an.bind_arguments(self.funcs, func, call).items()
-                    }
-                    inner = _Context(func, (*context.path, call), binding)
-                    found.append(inner)
-                    stack.append(inner)
-        return found
-
-    def _own_calls(self, context: _Context) -> list[cst.Call]:
-        home = context.root if isinstance(context.root, cst.FunctionDef) else self.idx.scope(context.root)
-        return [c for c in self.idx.within(context.root, cst.Call) if self.idx.scope(c) is home]
-
-    def _owned_by(self, context: _Context, node: cst.CSTNode) -> bool:
-        home = context.root if isinstance(context.root, cst.FunctionDef) else self.idx.scope(context.root)
-        return self.idx.contains(context.root, node) and self.idx.scope(node) is home
 
     def _call_assigned(self, root: cst.CSTNode) -> list[cst.BaseExpression]:
         """Targets given a new object (`model = Net()`) in `root`: a fresh module starts in train mode."""
@@ -731,87 +663,6 @@ class _Checker:
             if isinstance(assign.value, cst.Call)
             for target in assign.targets
         ]
-
-    def _evaluation_function(self, root: cst.CSTNode) -> bool:
-        return isinstance(root, cst.FunctionDef) and (
-            an.name_says_evaluation(root.name.value) or an.grad_free_decorated(root, self.imps)
-        )
-
-    # -- the eval call -------------------------------------------------------------------
-
-    def _freezes_batchnorm(self, call: cst.Call, loop: cst.For | cst.While) -> bool:
-        """`m.eval()` on sub-modules in a `train()` override, a `freeze_bn` helper, an
-        `apply()` callback or a loop over `model.modules()`. A function that runs the training
-        loop itself is the training procedure, whoever calls it (`study.optimize(objective)`)."""
-        func = self.idx.enclosing(call, (cst.FunctionDef,))
-        if func is not None and (
-            "mode" in an.parameter_names(func) or any(t in FREEZER_WORDS for t in an.name_tokens(func.name.value))
-        ):
-            return True
-        target = an.receiver(call)
-        name = an.dotted(target) if target is not None else None
-        for loop in an.enclosing_loops(self.idx, call):
-            if isinstance(loop, cst.For) and name and _binds(loop.target, name):
-                return True
-        return func is not None and not self.idx.contains(func, loop) and self._passed_as_callback(func)
-
-    def _passed_as_callback(self, func: cst.FunctionDef) -> bool:
-        """`func` is handed to a call (`model.apply(set_bn_eval)`) rather than called here."""
-        if self._arguments is None:
-            self._arguments = {
-                arg.value.value for arg in self.idx.nodes(cst.Arg) if isinstance(arg.value, cst.Name)
-            }
-        return func.name.value in self._arguments
-
-    def _stops_after(self, node: cst.CSTNode, loop: cst.For | cst.While) -> bool:
-        """A `break` of this loop or a `return` follows `node` in its block: no next iteration."""
-        current: cst.CSTNode = node
-        while current is not loop.body:
-            later = [s for s in _following(self.idx, current) if self.idx.contains(loop.body, s)]
-            if any(self._exits(s, loop) for s in later):
-                return True
-            parent = self.idx.parent(current)
-            if parent is None or isinstance(parent, cst.FunctionDef):
-                return False
-            current = parent
-        return False
-
-    def _exits(self, statement: cst.CSTNode, loop: cst.For | cst.While) -> bool:
-        for exit_ in self.idx.within(statement, cst.Break, cst.Return):
-            if self.idx.scope(exit_) is not self.idx.scope(loop):
-                continue
-            if isinstance(exit_, cst.Return) or next(iter(an.enclosing_loops(self.idx, exit_)), None) is loop:
-                return True
-        return False
-
-    def _evaluates(self, call: cst.Call, context: _Context) -> bool:
-        """The eval call serves an evaluation: it sits in an evaluation function or a
-        gradient-free block, or gradient-free code or an evaluation call follows it before
-        any training."""
-        if an.in_grad_free_block(self.idx, call, self.imps, stop_at_function=False):
-            return True
-        func = self.idx.enclosing(call, (cst.FunctionDef,))
-        if func is not None and func is context.root and self._evaluation_function(func):
-            return True
-        for statement in _following(self.idx, call):
-            if self.train.events_in(self.train.backward, statement, self.funcs):
-                return False
-            if self._evaluation_code(statement):
-                return True
-        return False
-
-    def _evaluation_code(self, statement: cst.CSTNode) -> bool:
-        for with_ in self.idx.within(statement, cst.With):
-            if any(an.is_grad_free_call(item.item, self.imps) for item in with_.items):
-                return True
-        for call in self.idx.within(statement, cst.Call):
-            if an.name_says_evaluation(an.callee_name(call)) or any(
-                self._evaluation_function(f) for f in self.funcs.resolve(call)
-            ):
-                return True
-        return False
-
-    # -- reporting -----------------------------------------------------------------------
 
     def _message(self, call: cst.Call, reported: cst.CSTNode, target: cst.BaseExpression | None) -> str:
         code = self.ctx.module.code_for_node
@@ -834,7 +685,7 @@ class _Checker:
         if after:
             position = 0
         else:
-            top = _top_statement(self.idx, statements, reported)
+            top = next((i for i, s in enumerate(statements) if self.idx.contains(s, reported)), None)
             trains = [
                 i for i, s in enumerate(statements) if self.train.events_in(self.train.backward, s, self.funcs)
             ]
@@ -847,63 +698,6 @@ class _Checker:
         return FixSpec(f"call `{an.dotted(target)}.train()` before the training step", (replacement,))
 
 
-def _before(idx: an.Index, first: tuple[cst.CSTNode, ...], second: tuple[cst.CSTNode, ...]) -> bool:
-    """`first` runs before `second` in one iteration: compare where their call paths part."""
-    for a, b in zip(first, second):
-        if a is b:
-            continue
-        return idx.order(a) < idx.order(b) and not idx.contains(a, b)
-    return False
-
-
-def _following(idx: an.Index, node: cst.CSTNode) -> list[cst.BaseStatement]:
-    """The statements after the one holding `node`, in the block that holds it."""
-    current: cst.CSTNode = node
-    for parent in idx.ancestors(node):
-        if isinstance(parent, (cst.IndentedBlock, cst.Module)):
-            body = list(parent.body)
-            return body[body.index(current) + 1 :]  # type: ignore[arg-type]
-        current = parent
-    return []
-
-
-def _top_statement(idx: an.Index, statements: list[cst.BaseStatement], node: cst.CSTNode) -> int | None:
-    for i, statement in enumerate(statements):
-        if idx.contains(statement, node):
-            return i
-    return None
-
-
-def _binds(target: cst.BaseExpression, name: str) -> bool:
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return any(_binds(e.value, name) for e in target.elements)
-    return an.dotted(target) == name
-
-
 def _short(code: str, limit: int = 40) -> str:
     code = " ".join(code.split())
     return code if len(code) <= limit else code[: limit - 3] + "..."
-
-
-def _frozen(key: str, frozen: set[str]) -> bool:
-    return key in frozen or any(t in FROZEN_WORDS for t in an.name_tokens(key))
-
-
-def _frozen_keys(idx: an.Index) -> set[str]:
-    """Networks frozen in this file: `net.requires_grad_(False)`, or `p.requires_grad = False`
-    in a loop over `net.parameters()`."""
-    frozen: set[str] = set()
-    for call in idx.nodes(cst.Call):
-        if an.method_name(call) == "requires_grad_" and call.args and an.is_false(call.args[0].value):
-            key = an.model_key(an.receiver(call))
-            if key:
-                frozen.add(key)
-    for assign in idx.nodes(cst.Assign):
-        if not (an.is_false(assign.value) and any(an.last_name(t.target) == "requires_grad" for t in assign.targets)):
-            continue
-        for loop in an.enclosing_loops(idx, assign):
-            if isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call):
-                key = an.model_key(an.receiver(loop.iter))
-                if key:
-                    frozen.add(key)
-    return frozen

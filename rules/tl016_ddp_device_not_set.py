@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from enum import Enum
 from typing import Iterator
 
 import libcst as cst
@@ -12,18 +11,8 @@ from torchlint.rules import _summaries as sm
 DDP = frozenset(
     {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
 )
-INIT = frozenset({"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"})
 # Launchers that pick each process's device themselves.
 MANAGED = ("accelerate", "lightning", "pytorch_lightning", "deepspeed", "ignite", "colossalai", "horovod")
-# Names that hold a per-process device index.
-RANK_WORDS = frozenset("rank gpu gpus local device id idx index ordinal".split())
-MAX_DEPTH = 3
-
-
-class Placement(Enum):
-    PER_PROCESS = "per-process"  # `cuda:{local_rank}`, `.cuda(rank)`
-    SHARED = "shared"  # `"cuda"`, `.cuda()`, `"cuda:0"`: the same device in every process
-    UNKNOWN = "unknown"
 
 
 class DdpDeviceNotSet(Rule):
@@ -296,13 +285,15 @@ class DdpDeviceNotSet(Rule):
             yield from reports
 
     def _reports(self, ctx: FileContext) -> Iterator[Report]:
-        inits = an.calls_to(ctx, INIT, frozenset({"init_process_group", "dist.init_process_group"}))
-        if not inits or not an.uses_cuda(ctx) or _device_chosen(ctx, inits) or _cpu_backends_only(inits):
+        inits = an.process_group_inits(ctx)
+        backends = [an.backend(init) for init in inits]
+        if not inits or not an.uses_cuda(ctx) or an.gpu_selected(ctx, inits):
             return
-        imps = an.imports(ctx)
-        if any(imps.mentions(framework) for framework in MANAGED):
+        if all(b is not None and b != "nccl" for b in backends):
+            return  # CPU process groups only (gloo, mpi)
+        if any(an.imports(ctx).mentions(framework) for framework in MANAGED):
             return
-        placements = _Placements(ctx)
+        devices = an.process_devices(ctx)
         wrappers = an.calls_to(ctx, DDP, frozenset({"DistributedDataParallel", "DDP"}))
         for call in wrappers:
             if _gives_devices(call):
@@ -311,15 +302,15 @@ class DdpDeviceNotSet(Rule):
             module = args[0].value if args else (kw.value if (kw := an.keyword(call, "module")) else None)
             if module is None:
                 continue
-            placed = placements.of_module(module)
-            if placed is Placement.SHARED or (
-                placed is None and any(_backend_is_nccl(i) for i in inits) and placements.whole_file() is Placement.SHARED
+            placed = devices.of_module(module)
+            if placed is an.Share.SHARED or (
+                placed is None and "nccl" in backends and devices.whole_file() is an.Share.SHARED
             ):
                 yield self.report(call, self._message(ctx, call, module))
         if wrappers or any(an.keyword(c, "device_ids") for c in an.index(ctx).nodes(cst.Call)):
             return
-        for init in inits:
-            if _backend_is_nccl(init) and placements.whole_file() is Placement.SHARED:
+        for init, backend in zip(inits, backends):
+            if backend == "nccl" and devices.whole_file() is an.Share.SHARED:
                 yield self.report(
                     init,
                     "the NCCL process group starts but no process selects its own GPU: every rank "
@@ -337,147 +328,9 @@ class DdpDeviceNotSet(Rule):
         )
 
 
-def _device_chosen(ctx: FileContext, inits: list[cst.Call]) -> bool:
-    """Something in the file selects the process's device, or may."""
-    if "CUDA_VISIBLE_DEVICES" in ctx.source:
-        return True
-    if any(any(a.star for a in init.args) for init in inits):
-        return True
-    if any(arg.keyword is not None and arg.keyword.value == "device_id" for arg in an.index(ctx).nodes(cst.Arg)):
-        return True  # `init_process_group(device_id=...)`, `FSDP(device_id=...)`
-    imps = an.imports(ctx)
-    for call in an.index(ctx).nodes(cst.Call):
-        name = an.callee_name(call)
-        if name in ("set_device", "set_device_index"):
-            return True
-        if name == "device" and (imps.callee(call) or "").endswith("cuda.device"):
-            return True
-    return False
-
-
 def _gives_devices(call: cst.Call) -> bool:
     return (
         len(an.positional(call)) >= 2
         or an.keyword(call, "device_ids") is not None
         or any(arg.star for arg in call.args)
     )
-
-
-def _backend(init: cst.Call) -> str | None:
-    """The backend when it is spelled as a string literal."""
-    args = an.positional(init)
-    backend = an.keyword(init, "backend")
-    value = backend.value if backend is not None else (args[0].value if args else None)
-    return an.string_text(value) if value is not None else None
-
-
-def _backend_is_nccl(init: cst.Call) -> bool:
-    return _backend(init) == "nccl"
-
-
-def _cpu_backends_only(inits: list[cst.Call]) -> bool:
-    """Every process group is started with a literal backend other than NCCL (gloo, mpi)."""
-    backends = [_backend(init) for init in inits]
-    return all(b is not None and b != "nccl" for b in backends)
-
-
-class _Placements:
-    """Where the file puts modules and tensors: on each process's own GPU, or on a shared one.
-    `None` means the code says nothing about a device (no move, or a move to a dtype)."""
-
-    def __init__(self, ctx: FileContext) -> None:
-        self.idx = an.index(ctx)
-        self.imps = an.imports(ctx)
-        self.assigned: dict[str, list[cst.BaseExpression]] = {}
-        for assign in self.idx.nodes(cst.Assign):
-            for target in assign.targets:
-                name = an.dotted(target.target)
-                if name:
-                    self.assigned.setdefault(name, []).append(assign.value)
-        self.moves = [c for c in self.idx.nodes(cst.Call) if an.method_name(c) in ("cuda", "to")]
-
-    def of_module(self, module: cst.BaseExpression) -> Placement | None:
-        """Where `module` (what DDP wraps) was put: inline, by moves of its name, or by the
-        values assigned to its name."""
-        inline = self._of_move_chain(module)
-        if inline is not None:
-            return inline
-        name = an.dotted(module)
-        if name is None:
-            return None
-        found = [self._of_move(c) for c in self.moves if an.dotted(an.receiver(c) or c.func) == name]
-        found += [self._of_move_chain(value) for value in self.assigned.get(name, [])]
-        return _agree([p for p in found if p is not None])
-
-    def whole_file(self) -> Placement | None:
-        """Per-process if anything is; shared if something is and nothing is per-process."""
-        found = [self._of_move(c) for c in self.moves]
-        for node in self.idx.nodes(cst.Arg):
-            if node.keyword is not None and node.keyword.value == "device":
-                found.append(self.of_device(node.value, 0))
-        if Placement.PER_PROCESS in found:
-            return Placement.PER_PROCESS
-        return Placement.SHARED if Placement.SHARED in found else None
-
-    def _of_move_chain(self, expr: cst.BaseExpression) -> Placement | None:
-        """`Net().cuda()`, `model.to(device).train()`: the last move in a method chain."""
-        while isinstance(expr, cst.Call):
-            if an.method_name(expr) in ("cuda", "to"):
-                return self._of_move(expr)
-            owner = an.receiver(expr)
-            if owner is None:
-                break
-            expr = owner
-        return None
-
-    def _of_move(self, call: cst.Call) -> Placement | None:
-        args = [a for a in call.args if a.keyword is None or a.keyword.value == "device"]
-        if an.method_name(call) == "cuda":
-            return Placement.PER_PROCESS if args else Placement.SHARED
-        return self.of_device(args[0].value, 0) if args else None
-
-    def of_device(self, expr: cst.BaseExpression, depth: int) -> Placement | None:
-        text = an.string_text(expr)
-        if text is not None:
-            if text.startswith("cuda"):
-                return Placement.PER_PROCESS if "{}" in text else Placement.SHARED
-            return None if text.startswith(("cpu", "mps", "xla", "meta")) else Placement.UNKNOWN
-        if isinstance(expr, cst.Integer):
-            return Placement.SHARED
-        if isinstance(expr, cst.IfExp):
-            branches = [self.of_device(expr.body, depth), self.of_device(expr.orelse, depth)]
-            return _agree([p for p in branches if p is not None])
-        if isinstance(expr, cst.BinaryOperation):
-            return Placement.PER_PROCESS  # "cuda:" + str(rank), "cuda:%d" % rank
-        if isinstance(expr, cst.Call):
-            return self._of_device_call(expr, depth)
-        name = an.dotted(expr)
-        if name is None:
-            return Placement.UNKNOWN
-        qualified = self.imps.qualify(expr) or ""
-        if qualified.startswith("torch.") or name.endswith(".dtype") or name == "dtype":
-            return None  # `torch.float16`, `x.dtype`: a cast, not a move
-        values = self.assigned.get(name, [])
-        if values and depth < MAX_DEPTH:
-            return _agree([p for p in (self.of_device(v, depth + 1) for v in values) if p is not None])
-        tokens = an.name_tokens(name.rpartition(".")[2])
-        return Placement.PER_PROCESS if any(t in RANK_WORDS and t != "device" for t in tokens) else Placement.UNKNOWN
-
-    def _of_device_call(self, call: cst.Call, depth: int) -> Placement | None:
-        callee = self.imps.callee(call) or ""
-        if callee == "torch.device":
-            if len(call.args) >= 2:
-                return Placement.PER_PROCESS
-            return self.of_device(call.args[0].value, depth) if call.args else Placement.UNKNOWN
-        if an.method_name(call) == "format" and (an.string_text(call.func.value) or "").startswith("cuda"):  # type: ignore[attr-defined]
-            return Placement.PER_PROCESS
-        return Placement.PER_PROCESS if callee.endswith("current_device") else Placement.UNKNOWN
-
-
-def _agree(found: list[Placement]) -> Placement | None:
-    """Per-process if any is; shared only if all are; otherwise unknown."""
-    if not found:
-        return None
-    if Placement.PER_PROCESS in found:
-        return Placement.PER_PROCESS
-    return Placement.SHARED if all(p is Placement.SHARED for p in found) else Placement.UNKNOWN

@@ -13,7 +13,8 @@ most once per file, through `FileContext.analysis`.
 - `modes`: train/eval calls, gradient-free regions, what the code calls a network, where
   the code switches to eval mode.
 - `networks`: what a call runs as a network, which networks training runs, whether a
-  network's mode matters (its layers, here or in another module).
+  network's mode matters (its layers, here or in another module); network classes, and the
+  names that hold a network whatever they are called.
 - `devices`: CUDA placement, where models and a forward's tensors go.
 - `loaders`: the loader a loop iterates, and whether its data is already on a device; the
   batch as the loader yielded it; how a `DataLoader(...)` is built and what its data is;
@@ -24,6 +25,10 @@ most once per file, through `FileContext.analysis`.
 - `accumulation`: steps every N iterations and whether the loss is divided by N.
 - `amp`: autocast regions in float16, loss scalers and their updates.
 - `fixes`: building blocks of autofixes.
+- `timing`: wall-clock reads and the measurements they make.
+- `synchronization`: which calls queue CUDA work and which wait for it; implicit host reads.
+- `iterations`: what one iteration of a loop runs, through local calls, and in which order.
+- `training_evaluations`: evaluation code in training, deliberate freezing, networks kept frozen.
 
 Rules use it as `from torchlint.rules import _analysis as an` and call `an.index(ctx)`,
 `an.flow(ctx)`, ...: the names imported below are the library's interface to rules.
@@ -142,6 +147,14 @@ from torchlint.rules._analysis.devices import (
     copies_asynchronously as copies_asynchronously,
     Placements as Placements,
     placements as placements,
+    call_selects_gpu as call_selects_gpu,
+    VISIBLE_DEVICES as VISIBLE_DEVICES,
+    process_group_inits as process_group_inits,
+    backend as backend,
+    gpu_selected as gpu_selected,
+    Share as Share,
+    ProcessDevices as ProcessDevices,
+    process_devices as process_devices,
 )
 from torchlint.rules._analysis.fixes import (
     insert_statement as insert_statement,
@@ -201,4 +214,28 @@ from torchlint.rules._analysis.evaluation import (
 )
 from torchlint.rules._analysis.vocabulary import (
     name_says_forward as name_says_forward,
+from torchlint.rules._analysis.timing import (
+    WALL_CLOCKS as WALL_CLOCKS,
+    Measurement as Measurement,
+    Clocks as Clocks,
+    clocks as clocks,
+)
+from torchlint.rules._analysis.networks import (
+    Networks as Networks,
+    networks as networks,
+    is_cpu_literal as is_cpu_literal,
+)
+from torchlint.rules._analysis.synchronization import (
+    HOST_READS as HOST_READS,
+    Effect as Effect,
+    GpuWork as GpuWork,
+)
+from torchlint.rules._analysis.iterations import (
+    Part as Part,
+    Iterations as Iterations,
+    iterations as iterations,
+)
+from torchlint.rules._analysis.training_evaluations import (
+    TrainingEvaluations as TrainingEvaluations,
+    training_evaluations as training_evaluations,
 )

@@ -2,7 +2,9 @@
 module's `forward` creates goes: moved to a device, mixed with a tensor on the model's
 device, returned as the model's output, or kept on the host (an index, a shape, a value read
 back). Follows values through local bindings, `self` attributes, helper methods and their
-call sites.
+call sites. And in distributed training: the process groups a module starts, whether it
+selects each process's GPU, and whether it puts its models on each process's own GPU or on
+one that every process shares.
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ from torchlint.rules._analysis.dataflow import assigned_values, bindings, target
 from torchlint.rules._analysis.flow import in_exclusive_branches
 from torchlint.rules._analysis.index import children, Index, index
 from torchlint.rules._analysis.modes import model_key
-from torchlint.rules._analysis.names import dotted, Imports, imports, last_name, mentions, string_text
-from torchlint.rules._analysis.vocabulary import DEVICE_WORDS, name_tokens, says_host
+from torchlint.rules._analysis.networks import networks
+from torchlint.rules._analysis.names import calls_to, dotted, Imports, imports, last_name, mentions, string_text
+from torchlint.rules._analysis.vocabulary import DEVICE_WORDS, RANK_WORDS, name_tokens, says_host
 
 _CUDA_TEXT = re.compile(r"^(cuda|nccl)\b")
 
@@ -143,7 +146,6 @@ class ForwardFactories:
         self.imps = imports(ctx)
         self.funcs = functions(ctx)
         self.bindings = bindings(ctx)
-        self._modules: dict[str, bool] = {}
         self._device_names: dict[tuple[int, str | None], set[str]] = {}
         # Local names holding a one-dimensional factory result (scope id, name): an element is a scalar.
         self._one_dimensional: set[tuple[int, str]] = set()
@@ -154,23 +156,8 @@ class ForwardFactories:
 
     # -- where to look ----------------------------------------------------------
 
-    def is_module_class(self, name: str, _seen: frozenset[str] = frozenset()) -> bool:
-        if name in self._modules:
-            return self._modules[name]
-        cls = self.classes.get(name)
-        result = False
-        if cls is not None and name not in _seen:
-            for base in cls.bases:
-                qualified = self.imps.qualify(base.value) or ""
-                if (
-                    qualified.startswith(("torch.nn.", "nn."))
-                    or qualified.endswith("LightningModule")
-                    or self.is_module_class(last_name(base.value) or "", _seen | {name})
-                ):
-                    result = True
-                    break
-        self._modules[name] = result
-        return result
+    def is_module_class(self, name: str) -> bool:
+        return networks(self.ctx).is_module_class(name)
 
     def lightning_classes(self) -> list[str]:
         return [name for name in self.classes if self.is_lightning_class(name)]
@@ -912,3 +899,162 @@ class Placements:
 
 def placements(ctx: FileContext) -> Placements:
     return ctx.analysis(Placements)
+
+
+# -- process groups and each process's GPU ----------------------------------------------
+
+PROCESS_GROUP_INITS = frozenset(
+    {"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"}
+)
+# Calls that select the process's current GPU.
+GPU_SELECTORS = frozenset({"set_device", "set_device_index"})
+# An environment variable that, set per process, leaves each process one GPU.
+VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
+
+
+def call_selects_gpu(callee: str, keywords: Iterable[str | None]) -> bool:
+    """A call that gives the process its own GPU, by its (qualified) callee and keyword
+    names: `torch.cuda.set_device(rank)`, `torch.cuda.device(rank)`, any call with
+    `device_id=` (`init_process_group`, FSDP). The one definition for this module's LibCST
+    analysis and for the project summaries, which walk `ast`."""
+    return callee.rpartition(".")[2] in GPU_SELECTORS or callee.endswith("cuda.device") or "device_id" in keywords
+
+
+def process_group_inits(ctx: FileContext) -> list[cst.Call]:
+    """`init_process_group(...)` calls (spelled bare in a snippet without imports too)."""
+    return calls_to(ctx, PROCESS_GROUP_INITS, frozenset({"init_process_group", "dist.init_process_group"}))
+
+
+def backend(init: cst.Call) -> str | None:
+    """The backend of an `init_process_group` call when it is spelled as a string literal."""
+    args = positional(init)
+    given = keyword(init, "backend")
+    value = given.value if given is not None else (args[0].value if args else None)
+    return string_text(value) if value is not None else None
+
+
+def gpu_selected(ctx: FileContext, inits: list[cst.Call]) -> bool:
+    """Something in the module selects the process's GPU, or may: `CUDA_VISIBLE_DEVICES`,
+    a selecting call, or `init_process_group(**kwargs)`."""
+    if VISIBLE_DEVICES in ctx.source or any(any(a.star for a in init.args) for init in inits):
+        return True
+    imps = imports(ctx)
+    return any(
+        call_selects_gpu(imps.callee(call) or callee_name(call) or "", (a.keyword.value for a in call.args if a.keyword))
+        for call in index(ctx).nodes(cst.Call)
+    )
+
+
+class Share(Enum):
+    """Whose GPU a device is: this process's own, or one that every process shares."""
+
+    PER_PROCESS = "per-process"  # `cuda:{local_rank}`, `.cuda(rank)`
+    SHARED = "shared"  # `"cuda"`, `.cuda()`, `"cuda:0"`: the same device in every process
+    UNKNOWN = "unknown"
+
+
+class ProcessDevices:
+    """Where the module puts modules and tensors: on each process's own GPU, or on a shared
+    one. `None` means the code says nothing about a device (no move, or a move to a dtype)."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.idx = index(ctx)
+        self.imps = imports(ctx)
+        # Whole targets only (`device = ...`): an element of a tuple target says nothing here.
+        self.assigned: dict[str, list[cst.BaseExpression]] = {}
+        for assign in self.idx.nodes(cst.Assign):
+            for target in assign.targets:
+                name = dotted(target.target)
+                if name:
+                    self.assigned.setdefault(name, []).append(assign.value)
+        self.moves = [c for c in self.idx.nodes(cst.Call) if method_name(c) in ("cuda", "to")]
+
+    def of_module(self, module: cst.BaseExpression) -> Share | None:
+        """Where `module` (what DDP wraps) was put: inline, by moves of its name, or by the
+        values assigned to its name."""
+        inline = self._of_move_chain(module)
+        if inline is not None:
+            return inline
+        name = dotted(module)
+        if name is None:
+            return None
+        found = [self._of_move(c) for c in self.moves if dotted(receiver(c) or c.func) == name]
+        found += [self._of_move_chain(value) for value in self.assigned.get(name, [])]
+        return _agree([p for p in found if p is not None])
+
+    def whole_file(self) -> Share | None:
+        """Per-process if anything is; shared if something is and nothing is per-process."""
+        found = [self._of_move(c) for c in self.moves]
+        for node in self.idx.nodes(cst.Arg):
+            if node.keyword is not None and node.keyword.value == "device":
+                found.append(self.of_device(node.value, 0))
+        if Share.PER_PROCESS in found:
+            return Share.PER_PROCESS
+        return Share.SHARED if Share.SHARED in found else None
+
+    def _of_move_chain(self, expr: cst.BaseExpression) -> Share | None:
+        """`Net().cuda()`, `model.to(device).train()`: the last move in a method chain."""
+        while isinstance(expr, cst.Call):
+            if method_name(expr) in ("cuda", "to"):
+                return self._of_move(expr)
+            owner = receiver(expr)
+            if owner is None:
+                break
+            expr = owner
+        return None
+
+    def _of_move(self, call: cst.Call) -> Share | None:
+        args = [a for a in call.args if a.keyword is None or a.keyword.value == "device"]
+        if method_name(call) == "cuda":
+            return Share.PER_PROCESS if args else Share.SHARED
+        return self.of_device(args[0].value, 0) if args else None
+
+    def of_device(self, expr: cst.BaseExpression, depth: int) -> Share | None:
+        text = string_text(expr)
+        if text is not None:
+            if text.startswith("cuda"):
+                return Share.PER_PROCESS if "{}" in text else Share.SHARED
+            return None if text.startswith(("cpu", "mps", "xla", "meta")) else Share.UNKNOWN
+        if isinstance(expr, cst.Integer):
+            return Share.SHARED
+        if isinstance(expr, cst.IfExp):
+            branches = [self.of_device(expr.body, depth), self.of_device(expr.orelse, depth)]
+            return _agree([p for p in branches if p is not None])
+        if isinstance(expr, cst.BinaryOperation):
+            return Share.PER_PROCESS  # "cuda:" + str(rank), "cuda:%d" % rank
+        if isinstance(expr, cst.Call):
+            return self._of_device_call(expr, depth)
+        name = dotted(expr)
+        if name is None:
+            return Share.UNKNOWN
+        qualified = self.imps.qualify(expr) or ""
+        if qualified.startswith("torch.") or name.endswith(".dtype") or name == "dtype":
+            return None  # `torch.float16`, `x.dtype`: a cast, not a move
+        values = self.assigned.get(name, [])
+        if values and depth < MAX_VALUE_DEPTH:
+            return _agree([p for p in (self.of_device(v, depth + 1) for v in values) if p is not None])
+        tokens = name_tokens(name.rpartition(".")[2])
+        return Share.PER_PROCESS if any(t in RANK_WORDS and t != "device" for t in tokens) else Share.UNKNOWN
+
+    def _of_device_call(self, call: cst.Call, depth: int) -> Share | None:
+        callee = self.imps.callee(call) or ""
+        if callee == "torch.device":
+            if len(call.args) >= 2:
+                return Share.PER_PROCESS
+            return self.of_device(call.args[0].value, depth) if call.args else Share.UNKNOWN
+        if method_name(call) == "format" and (string_text(call.func.value) or "").startswith("cuda"):  # type: ignore[attr-defined]
+            return Share.PER_PROCESS
+        return Share.PER_PROCESS if callee.endswith("current_device") else Share.UNKNOWN
+
+
+def _agree(found: list[Share]) -> Share | None:
+    """Per-process if any is; shared only if all are; otherwise unknown."""
+    if not found:
+        return None
+    if Share.PER_PROCESS in found:
+        return Share.PER_PROCESS
+    return Share.SHARED if all(p is Share.SHARED for p in found) else Share.UNKNOWN
+
+
+def process_devices(ctx: FileContext) -> ProcessDevices:
+    return ctx.analysis(ProcessDevices)

@@ -112,6 +112,8 @@ def says_host(name: str | None) -> bool:
 
 # Names that say a value is, or picks, a device.
 DEVICE_WORDS = frozenset("device devices dev gpu gpus cuda rank".split())
+# Names that hold a per-process device index (`local_rank`, `args.gpu`, `device_id`).
+RANK_WORDS = frozenset("rank gpu gpus local device id idx index ordinal".split())
 # Short names of data loaders, besides any name with `loader` in it.
 LOADER_WORDS = frozenset("dl dls".split())
 # Dataset and loader hooks where a project may move its data itself.
@@ -163,3 +165,34 @@ def says_evaluation_data(name: str | None) -> bool:
 def says_epoch(name: str | None) -> bool:
     """`epoch`, `n_epochs`, `self.cur_epoch`, `_train_epoch`, `run_one_epoch`, `epoch_idx`."""
     return any(t.startswith("epoch") for t in name_tokens((name or "").rpartition(".")[2]))
+# Running a network: a call of something named like one (`model(x)`, `self.encoder(x)`), unless
+# the name is about a network rather than the network itself (`model_config`, `net_id`), or
+# its first word is a verb (`build_model(cfg)`, `load_net(path)`): those build or fetch one.
+_MODEL_WORDS = frozenset(
+    """model net network encoder decoder backbone layer layers block module head generator
+    discriminator transformer unet vae policy critic actor mlp conv attn attention classifier
+    gpt bert resnet vit llm""".split()
+)
+_NOT_MODEL_SUFFIXES = frozenset(
+    """id ids name names path dir file config cfg type types size sizes list dict state params
+    parameters kwargs args info spec str fn class cls""".split()
+)
+_VERBS = frozenset(
+    """get load import build create make init initialize register named set add find to compile
+    wrap unwrap save print log shard parallelize prepare freeze unfreeze convert export quantize
+    update copy clone move apply fuse replace patch setup reset check validate inspect count
+    summarize describe eval evaluate test train run val benchmark profile measure time""".split()
+)
+
+
+def name_says_model_run(name: str | None) -> bool:
+    """Calling something of this name runs a network: `model`, `self.encoder`, `netG`; not
+    `Model` (a class: building one), `model_cfg` or `build_model`."""
+    tokens = name_tokens(name or "")
+    return bool(
+        tokens
+        and not (name or "")[:1].isupper()
+        and tokens[0] not in _VERBS
+        and tokens[-1] not in _NOT_MODEL_SUFFIXES
+        and any(t in _MODEL_WORDS for t in tokens)
+    )

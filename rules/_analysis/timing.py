@@ -1,0 +1,151 @@
+"""Timing: wall-clock reads and the measurements they make. Which calls read a wall clock
+(through import aliases), and for a clock read that ends a measurement (`time.time() - t0`,
+or `t1 = time.time()` later subtracted from), the earlier read it is measured from, when
+both lie in one iteration: a read carried across a loop (`t0 = t1` at the end of each
+iteration) and a timeout check (`time.time() - t0 > limit`) measure no region.
+
+What a measured region contains is the caller's question; `synchronization` says which
+of its calls queue GPU work and which wait for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from torchlint.rule import FileContext
+from torchlint.rules._analysis.flow import Step
+from torchlint.rules._analysis.index import Index, index
+from torchlint.rules._analysis.names import Imports, dotted, imports
+
+WALL_CLOCKS = frozenset(
+    {
+        "time.time",
+        "time.time_ns",
+        "time.perf_counter",
+        "time.perf_counter_ns",
+        "time.monotonic",
+        "time.monotonic_ns",
+        "timeit.default_timer",
+        "datetime.datetime.now",
+        "datetime.datetime.utcnow",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A pair of clock reads in one scope's execution order: `steps[start]` starts the
+    measurement, `steps[end]` ends it."""
+
+    steps: list[Step]
+    start: int
+    end: int
+
+    @property
+    def region(self) -> list[Step]:
+        """What runs between the two reads."""
+        return self.steps[self.start + 1 : self.end]
+
+    @property
+    def depth(self) -> int:
+        """How many loops the start read runs in: deeper steps repeat within the region."""
+        return len(self.steps[self.start].loops)
+
+    @property
+    def clock(self) -> cst.Call:
+        node = self.steps[self.end].node
+        assert isinstance(node, cst.Call)
+        return node
+
+
+class Clocks:
+    """The clock reads of one module and the measurements they make."""
+
+    def __init__(self, idx: Index, imps: Imports) -> None:
+        self.idx = idx
+        self.imps = imps
+
+    def is_clock(self, node: cst.CSTNode) -> bool:
+        if not isinstance(node, cst.Call):
+            return False
+        name = self.imps.callee(node) or ""
+        return name in WALL_CLOCKS or (name.endswith(".now") and "datetime" in name)
+
+    def measurements(self, steps: list[Step]) -> list[Measurement]:
+        """Each clock read of `steps` (a scope's execution order) that ends a measurement
+        within one iteration, with the read it starts from."""
+        found = []
+        for end, step in enumerate(steps):
+            if self.is_clock(step.node):
+                start = self._start_of(steps, end)
+                if start is not None:
+                    found.append(Measurement(steps, start, end))
+        return found
+
+    def _start_of(self, steps: list[Step], end: int) -> int | None:
+        variable = self._subtracted_variable(steps[end].node)
+        if variable is None:
+            return None
+        for i in range(end - 1, -1, -1):
+            candidate = steps[i].node
+            if self.is_clock(candidate) and self._assigned_name(candidate) == variable:
+                carried = [loop for loop in steps[end].loops if loop not in steps[i].loops]
+                if any(self._reassigned_later(steps[end].node, loop, variable) for loop in carried):
+                    return None
+                return i
+        return None
+
+    def _subtracted_variable(self, clock: cst.CSTNode) -> str | None:
+        """`t0` for `time.time() - t0`, or for `t1 = time.time()` followed by `t1 - t0`.
+        None for a timeout check (`time.time() - t0 > limit`), which measures nothing."""
+        parent = self.idx.parent(clock)
+        if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Subtract):
+            if parent.left is clock and not self._compared(parent):
+                return dotted(parent.right)
+            return None
+        assigned = self._assigned_name(clock)
+        if assigned is None:
+            return None
+        after = self.idx.order(clock)
+        for binop in self.idx.within(self.idx.scope(clock), cst.BinaryOperation):
+            if (
+                self.idx.order(binop) > after
+                and isinstance(binop.operator, cst.Subtract)
+                and dotted(binop.left) == assigned
+            ):
+                return dotted(binop.right)
+        return None
+
+    def _compared(self, node: cst.CSTNode) -> bool:
+        for ancestor in self.idx.ancestors(node):
+            if isinstance(ancestor, cst.Comparison):
+                return True
+            if not isinstance(ancestor, (cst.BinaryOperation, cst.UnaryOperation, cst.Call, cst.Arg)):
+                return False
+        return False
+
+    def _assigned_name(self, clock: cst.CSTNode) -> str | None:
+        parent = self.idx.parent(clock)
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+            return dotted(parent.targets[0].target)
+        if isinstance(parent, cst.AnnAssign):
+            return dotted(parent.target)
+        return None
+
+    def _reassigned_later(self, clock: cst.CSTNode, loop: cst.CSTNode, variable: str) -> bool:
+        """`variable` is assigned again later in `loop`'s body (`t0 = t1` or `t0 = time.time()`)."""
+        after = self.idx.order(clock)
+        return any(
+            self.idx.order(assign) > after and any(dotted(t.target) == variable for t in assign.targets)
+            for assign in self.idx.within(loop, cst.Assign)
+        )
+
+
+def clocks(ctx: FileContext) -> Clocks:
+    return ctx.analysis(_build_clocks)
+
+
+def _build_clocks(ctx: FileContext) -> Clocks:
+    return Clocks(index(ctx), imports(ctx))
