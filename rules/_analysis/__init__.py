@@ -17,6 +17,8 @@ most once per file, through `FileContext.analysis`.
 - `accumulation`: steps every N iterations and whether the loss is divided by N.
 - `amp`: autocast regions in float16, loss scalers and their updates.
 - `fixes`: building blocks of autofixes.
+- `gradients`: whose gradients a clear empties, which parameters an optimizer updates.
+- `totals`: running totals kept across the iterations of a loop.
 
 Rules use it as `from torchlint.rules import _analysis as an` and call `an.index(ctx)`,
 `an.flow(ctx)`, ...: the names imported below are the library's interface to rules.
@@ -145,4 +147,21 @@ from torchlint.rules._analysis.accumulation import (
     divides_loss as divides_loss,
     loss_divisors as loss_divisors,
     uses_framework_accumulation as uses_framework_accumulation,
+)
+from torchlint.rules._analysis.gradients import (
+    cleared_object as cleared_object,
+    gradient_writes as gradient_writes,
+    mentioned_prefixes as mentioned_prefixes,
+    OptimizedParameters as OptimizedParameters,
+    optimized_parameters as optimized_parameters,
+)
+from torchlint.rules._analysis.totals import (
+    RunningTotal as RunningTotal,
+    running_totals as running_totals,
+    running_meters as running_meters,
+    added_operand as added_operand,
+    container as container,
+    restarted_in_iteration as restarted_in_iteration,
+    LoopBinding as LoopBinding,
+    binding_before as binding_before,
 )
