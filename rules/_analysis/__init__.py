@@ -19,6 +19,7 @@ most once per file, through `FileContext.analysis`.
 - `fixes`: building blocks of autofixes.
 - `gradients`: whose gradients a clear empties, which parameters an optimizer updates.
 - `totals`: running totals kept across the iterations of a loop.
+- `iterations`: the loops that train, and what gives each iteration fresh gradients.
 
 Rules use it as `from torchlint.rules import _analysis as an` and call `an.index(ctx)`,
 `an.flow(ctx)`, ...: the names imported below are the library's interface to rules.
@@ -164,4 +165,16 @@ from torchlint.rules._analysis.totals import (
     restarted_in_iteration as restarted_in_iteration,
     LoopBinding as LoopBinding,
     binding_before as binding_before,
+)
+from torchlint.rules._analysis.flow import (
+    never_runs as never_runs,
+    literal_truth as literal_truth,
+    shared_iteration as shared_iteration,
+)
+from torchlint.rules._analysis.iterations import (
+    TrainingLoops as TrainingLoops,
+    training_loops as training_loops,
+)
+from torchlint.rules._analysis.flow import (
+    skips_first_iteration as skips_first_iteration,
 )
