@@ -30,7 +30,8 @@ ones; `ModuleRef.absolute` makes them absolute. `calls` lists only calls of the 
 own names (imports and definitions), which is what effects flow through.
 
 Effects: `clears_grads` (`zero_grad()`, `p.grad = None`, `p.grad.zero_()`, a helper
-named like `zero_grads`), `steps` (an optimizer's or a scaler's `step`), `backward`,
+named like `zero_grads`), `steps` (an optimizer's or a scaler's `step`), `schedules`
+(`scheduler.step()` of a name that says learning-rate scheduler), `backward`,
 `syncs` (`torch.cuda.synchronize()`, host reads `.item()`, `.cpu()`, `.tolist()`,
 `.numpy()`), `grad_free` (decorated with `no_grad` / `inference_mode`),
 `enters_grad_free` (a `with` of one), `sets_eval` / `sets_train`, `moves_device`
@@ -386,6 +387,8 @@ class _Walk:
             owner_name = _last(owner)
             if ("scaler" in owner_name.lower() and call.args) or an.name_says_optimizer(owner_name):
                 found.add("steps")
+            elif not call.args and an.says_scheduler(owner_name):
+                found.add("schedules")
         elif method in ("backward", "manual_backward") or qualified == "torch.autograd.backward":
             found.add("backward")
         if qualified.endswith("cuda.synchronize") or method in HOST_READS:
@@ -476,24 +479,51 @@ def entry_for(ctx: FileContext, expr: cst.BaseExpression) -> Entry | None:
 
 
 def _attribute_entry(ctx: FileContext, project: ProjectView, expr: cst.BaseExpression) -> Entry | None:
-    """The method that `self.helper.method` names when every value this file assigns to
-    `self.helper` is an instance of one project class (`self.helper = Helper()`)."""
+    """The method that `helper.method` or `self.helper.method` names when every value this
+    file assigns to `helper` is an instance of one project class: built by the class
+    (`self.helper = Helper()`) or returned by a project factory (`model = create_model(opt)`);
+    a method that the class inherits from a project base class included."""
     name = an.dotted(expr)
-    if name is None or not name.startswith("self.") or name.count(".") != 2:
+    if name is None or name.count(".") != (2 if name.startswith("self.") else 1):
         return None
     attribute, _, method = name.rpartition(".")
     values = an.assigned_values(ctx).get(attribute, [])
     imps = an.imports(ctx)
-    classes = {
-        imps.qualify(value.func) if isinstance(value, cst.Call) and imps.is_imported(value.func) else None
-        for value in values
-    }
-    if len(classes) != 1 or None in classes:
+    owners = {}
+    for value in values:
+        owner = _instance_class(project, imps, value)
+        if owner is None:
+            return None
+        owners[owner.name] = owner
+    if len(owners) != 1:
         return None
-    owner = project.lookup(classes.pop() or "")
-    if owner is None or owner.kind != "class":
+    return _method(project, owners.popitem()[1], method)
+
+
+def _instance_class(project: ProjectView, imps: an.Imports, value: cst.BaseExpression) -> Entry | None:
+    """The project class whose instance `value` is: `Helper(...)`, or the call of a project
+    function that returns one class (`def create_model(opt): return SRModel(opt)`)."""
+    if not (isinstance(value, cst.Call) and imps.is_imported(value.func)):
         return None
-    return project.lookup(f"{owner.name}.{method}", owner.module)
+    entry = project.lookup(imps.qualify(value.func) or "")
+    if entry is not None and entry.kind == "function":
+        returned = [project.lookup(r, entry.module) for r in entry.data.get("returns", ())]
+        entry = returned[0] if len(returned) == 1 else None
+    return entry if entry is not None and entry.kind == "class" else None
+
+
+def _method(project: ProjectView, owner: Entry, method: str, depth: int = 0) -> Entry | None:
+    """`owner.method`, defined in the class or inherited from its project base classes."""
+    found = project.lookup(f"{owner.name}.{method}", owner.module)
+    if found is not None or depth >= MAX_DEPTH:
+        return found
+    for base in owner.data.get("bases", ()):
+        inner = project.lookup(base, owner.module)
+        if inner is not None and inner.kind == "class":
+            found = _method(project, inner, method, depth + 1)
+            if found is not None:
+                return found
+    return None
 
 
 def effects(ctx: FileContext, entry: Entry, depth: int = 0) -> frozenset[str]:

@@ -20,6 +20,7 @@ most once per file, through `FileContext.analysis`.
 - `gradients`: whose gradients a clear empties, which parameters an optimizer updates.
 - `totals`: running totals kept across the iterations of a loop.
 - `iterations`: the loops that train, and what gives each iteration fresh gradients.
+- `schedules`: learning-rate schedule steps and optimizer updates, also by project helpers.
 
 Rules use it as `from torchlint.rules import _analysis as an` and call `an.index(ctx)`,
 `an.flow(ctx)`, ...: the names imported below are the library's interface to rules.
@@ -177,4 +178,14 @@ from torchlint.rules._analysis.iterations import (
 )
 from torchlint.rules._analysis.flow import (
     skips_first_iteration as skips_first_iteration,
+)
+from torchlint.rules._analysis.training import (
+    engine_steps as engine_steps,
+)
+from torchlint.rules._analysis.vocabulary import (
+    says_scheduler as says_scheduler,
+)
+from torchlint.rules._analysis.schedules import (
+    Schedules as Schedules,
+    schedules as schedules,
 )

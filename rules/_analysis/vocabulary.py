@@ -115,3 +115,18 @@ TENSOR_FACTORIES = frozenset(
     """zeros ones empty full arange linspace logspace eye rand randn randint randperm zeros_like
     ones_like empty_like full_like rand_like randn_like randint_like""".split()
 )
+
+
+# `.step()` of these is not a learning-rate schedule (diffusion samplers, EMA or weight-decay
+# schedules, curricula).
+_NOT_LR_WORDS = frozenset(
+    "noise ddpm ddim pndm dpm euler diffusion sampler beta momentum ema wd weight decay teacher "
+    "temperature temp tau mask drop dropout kl curriculum data batch alpha sigma".split()
+)
+
+
+def says_scheduler(name: str | None) -> bool:
+    """`lr_scheduler`, `sched`, `warmup_scheduler`: a name that says learning-rate schedule;
+    not `noise_scheduler`, `ema_scheduler`, `wd_scheduler`."""
+    tokens = name_tokens(name or "")
+    return any(t.startswith("sched") for t in tokens) and not any(t in _NOT_LR_WORDS for t in tokens)
