@@ -23,6 +23,8 @@ function: {"kind": "function", "params": [...], "effects": [...], "calls": [...]
 class:    {"kind": "class", "bases": [...], "methods": {name: function}, "attrs": {attr: [...]},
            "mode_words": bool, "dropout_params": {param: default}, "init_params": [...],
            "uses": [...]}
+constant: {"kind": "constant", "value": number}            # `START = -1`
+namespace: {"kind": "namespace", "attrs": {path: number}}  # `__C.TRAIN.START = -1`, `cfg = __C`
 ```
 Names are written as the module sees them: `:f` for its own definitions (`:Trainer.step`
 for `self.step()` in `Trainer`), `.x.f` for relative imports, `pkg.x.f` for absolute
@@ -85,7 +87,45 @@ def summarize(tree: ast.Module) -> Summary:
     own = {node.name for node in tree.body if isinstance(node, (*_DEFS, ast.ClassDef))}
     walk = _Walk(_Names(imports, own))
     walk.run(tree)
-    return {"imports": imports, "defs": walk.defs}
+    constants = {name: data for name, data in _constants(tree).items() if name not in walk.defs}
+    return {"imports": imports, "defs": {**walk.defs, **constants}}
+
+
+def _constants(tree: ast.Module) -> dict[str, Summary]:
+    """Module-level numbers (`START = -1`) and the numbers set on a module-level config object
+    (`__C.TRAIN.START = -1`, seen through `cfg = __C` too)."""
+    found: dict[str, Summary] = {}
+    spaces: dict[str, dict[str, float]] = {}
+    aliases: dict[str, str] = {}
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            continue
+        target, value = node.targets[0], node.value
+        number = _number_literal(value)
+        if isinstance(target, ast.Name) and isinstance(value, ast.Name):
+            aliases[target.id] = value.id
+        elif number is not None and isinstance(target, ast.Name):
+            found[target.id] = {"kind": "constant", "value": number}
+        elif number is not None and isinstance(target, ast.Attribute):
+            dotted = _dotted(target)
+            if dotted is not None:
+                base, _, path = dotted.partition(".")
+                spaces.setdefault(base, {})[path] = number
+    for alias, name in aliases.items():
+        if name in spaces:
+            spaces[alias] = spaces[name]
+    for name, attrs in spaces.items():
+        found[name] = {"kind": "namespace", "attrs": attrs}
+    return found
+
+
+def _number_literal(value: ast.expr) -> float | None:
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
+        inner = _number_literal(value.operand)
+        return -inner if inner is not None else None
+    if isinstance(value, ast.Constant) and isinstance(value.value, (int, float)) and not isinstance(value.value, bool):
+        return float(value.value)
+    return None
 
 
 def _imports(tree: ast.Module) -> dict[str, str]:
@@ -541,6 +581,31 @@ def effects(ctx: FileContext, entry: Entry, depth: int = 0) -> frozenset[str]:
         if callee is not None and callee.kind in ("function", "class"):
             found |= effects(ctx, callee, depth + 1)
     return frozenset(found)
+
+
+def number(ctx: FileContext, expr: cst.BaseExpression) -> float | None:
+    """The value of a number literal (`-1`), or of a project module's number that `expr`
+    names: a module-level constant or an attribute of a config object (`cfg.LR_START` after
+    `from config import cfg`); None when unknown."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        inner = number(ctx, expr.expression)
+        return -inner if inner is not None else None
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return float(expr.evaluated_value)
+    project = view(ctx)
+    imps = an.imports(ctx)
+    name = imps.qualify(expr) if project is not None and imps.is_imported(expr) else None
+    if project is None or not name:
+        return None
+    parts = name.split(".")
+    for cut in range(len(parts), 1, -1):
+        entry = project.lookup(".".join(parts[:cut]))
+        if entry is not None and entry.kind == "constant" and cut == len(parts):
+            return float(entry.data["value"])
+        if entry is not None and entry.kind == "namespace":
+            value = entry.data.get("attrs", {}).get(".".join(parts[cut:]))
+            return float(value) if value is not None else None
+    return None
 
 
 def call_effects(ctx: FileContext, call: cst.Call) -> frozenset[str]:

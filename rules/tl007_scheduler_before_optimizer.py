@@ -390,7 +390,7 @@ class SchedulerBeforeOptimizer(Rule):
             if not updates_it(step) or not flow.reaches(sched, step):
                 continue
             shared, loop = an.shared_iteration(sched, step)
-            if not shared or (loop is not None and an.skips_first_iteration(sched, step, loop)):
+            if not shared or (loop is not None and an.skips_first_iteration(sched, step, loop, schedules.number)):
                 continue
             earlier = [
                 e for e in events[:i] if updates_it(e) and (loop is None or loop in e.loops) and flow.reaches(e, sched)

@@ -184,3 +184,27 @@ def test_shared_iterations_and_guards_that_skip_the_first_one() -> None:
     assert shared and loop is not None and code(ctx, loop).startswith("for epoch")
     assert an.skips_first_iteration(guarded, step, loop)
     assert not an.skips_first_iteration(periodic, step, loop)
+
+
+def test_a_guard_that_holds_from_the_first_count_on_skips_nothing() -> None:
+    ctx = context(
+        """
+        for epoch in range(epochs):
+            if epoch > -1:
+                sched.step()
+            if 0 <= epoch:
+                sched.step()
+            if epoch > LIMIT:
+                sched.step()
+            opt.step()
+        """
+    )
+    flow = an.flow(ctx)
+    nodes = [c for c in an.index(ctx).nodes(cst.Call) if an.method_name(c) == "step"]
+    minus_one, zero, limit, step = flow.events(ctx.module, nodes)
+    loop = step.loops[0]
+    assert not an.skips_first_iteration(minus_one, step, loop)
+    assert not an.skips_first_iteration(zero, step, loop)
+    assert an.skips_first_iteration(limit, step, loop)
+    assert not an.skips_first_iteration(limit, step, loop, lambda e: -1.0)
+    assert an.skips_first_iteration(limit, step, loop, lambda e: 3.0)

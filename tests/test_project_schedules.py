@@ -34,6 +34,8 @@ def tl007_lines(name: str, with_project: bool) -> set[int]:
         ("run_methods_fixed.py", set()),
         # fit_epoch steps the optimizer it is given; `warm` schedules another optimizer.
         ("run_epochs.py", {12}),
+        # `epoch > settings.DECAY_FROM` holds from epoch 0 on: settings.py sets it to -1.
+        ("run_settings.py", {11}),
     ],
 )
 def test_schedule_order_through_other_modules(name: str, lines: set[int]) -> None:
@@ -69,4 +71,25 @@ def test_the_whole_schedules_project() -> None:
     assert {(Path(f.filename).name, f.code, f.line) for f in result.findings} == {
         ("run_methods.py", "TL007", 7),
         ("run_epochs.py", "TL007", 12),
+        ("run_settings.py", "TL007", 11),
     }
+
+
+def test_a_summary_holds_the_numbers_of_a_module_and_of_its_config_object() -> None:
+    defs = summarize(
+        ast.parse(
+            inspect.cleandoc(
+                """
+                START = -1
+                NAME = "run"
+                __C = Config()
+                cfg = __C
+                __C.TRAIN.LR_START = 2
+                __C.EPOCHS = 10.5
+                """
+            )
+        )
+    )["defs"]
+    assert defs["START"] == {"kind": "constant", "value": -1.0}
+    assert "NAME" not in defs
+    assert defs["cfg"] == defs["__C"] == {"kind": "namespace", "attrs": {"TRAIN.LR_START": 2.0, "EPOCHS": 10.5}}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import libcst as cst
 
@@ -397,17 +397,54 @@ def shared_iteration(a: Event, b: Event) -> tuple[bool, cst.For | cst.While | No
     return not a.loops and not b.loops, None
 
 
-def skips_first_iteration(a: Event, b: Event, loop: cst.For | cst.While) -> bool:
+def skips_first_iteration(
+    a: Event, b: Event, loop: cst.For | cst.While, number: Callable[[cst.BaseExpression], float | None] | None = None
+) -> bool:
     """`a` runs under a guard on `loop`'s own variable that `b` does not share (`if epoch >
-    start_epoch: scheduler.step()`): taken as a guard that skips the first iteration. An
-    accumulation period `if (i + 1) % n == 0:` around both skips nothing between them."""
+    start_epoch: scheduler.step()`): taken as a guard that skips the first iteration, unless
+    it holds for every count from 0 on (`if epoch > -1:`, the bound's value given by
+    `number`). An accumulation period `if (i + 1) % n == 0:` around both skips nothing
+    between them."""
     if not isinstance(loop, cst.For):
         return False
     variables = _name_values(loop.target)
     shared = {(id(stmt), branch) for stmt, branch in b.guards}
     return any(
-        variables & _name_values(stmt.test) for stmt, branch in a.guards if (id(stmt), branch) not in shared
+        variables & _name_values(stmt.test) and not (branch and _holds_from_zero(stmt.test, variables, loop, number))
+        for stmt, branch in a.guards
+        if (id(stmt), branch) not in shared
     )
+
+
+def _holds_from_zero(
+    test: cst.BaseExpression,
+    variables: set[str],
+    loop: cst.For,
+    number: Callable[[cst.BaseExpression], float | None] | None,
+) -> bool:
+    """`epoch > -1`, `epoch >= 0`, `-1 < epoch` for a count of `range(...)` or `enumerate(...)`."""
+    if not (isinstance(loop.iter, cst.Call) and isinstance(loop.iter.func, cst.Name)):
+        return False
+    if loop.iter.func.value not in ("range", "enumerate") or not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    left = test.left
+    if isinstance(right, cst.Name) and right.value in variables:
+        left, right = right, left
+        op = {cst.LessThan: cst.GreaterThan(), cst.LessThanEqual: cst.GreaterThanEqual()}.get(type(op), op)
+    if not (isinstance(left, cst.Name) and left.value in variables):
+        return False
+    bound = (number or _literal_number)(right)
+    if bound is None:
+        return False
+    return (isinstance(op, cst.GreaterThan) and bound < 0) or (isinstance(op, cst.GreaterThanEqual) and bound <= 0)
+
+
+def _literal_number(expr: cst.BaseExpression) -> float | None:
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        inner = _literal_number(expr.expression)
+        return -inner if inner is not None else None
+    return float(expr.evaluated_value) if isinstance(expr, (cst.Integer, cst.Float)) else None
 
 
 def _name_values(node: cst.CSTNode) -> set[str]:

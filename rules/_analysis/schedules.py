@@ -31,6 +31,7 @@ class Schedules:
     """The schedule steps and optimizer updates of one module."""
 
     def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
         self.idx = idx = index(ctx)
         imps = imports(ctx)
         funcs = functions(ctx)
@@ -77,6 +78,10 @@ class Schedules:
         updates = {id(c): c for c in (*self.train.steps, *engine_steps(ctx))}
         updates.update({id(c): c for c in idx.nodes(cst.Call) if self.helpers.get(id(c))})
         self.updates = [c for c in updates.values() if not self.is_schedule_step(c)]
+
+    def number(self, expr: cst.BaseExpression) -> float | None:
+        """A number literal, or a number that a project module defines (a config value)."""
+        return sm.number(self.ctx, expr)
 
     def is_schedule_step(self, call: cst.Call) -> bool:
         """A plain `scheduler.step()` statement of a learning-rate schedule. With an argument
