@@ -587,11 +587,9 @@ def number(ctx: FileContext, expr: cst.BaseExpression) -> float | None:
     """The value of a number literal (`-1`), or of a project module's number that `expr`
     names: a module-level constant or an attribute of a config object (`cfg.LR_START` after
     `from config import cfg`); None when unknown."""
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
-        inner = number(ctx, expr.expression)
-        return -inner if inner is not None else None
-    if isinstance(expr, (cst.Integer, cst.Float)):
-        return float(expr.evaluated_value)
+    literal = an.literal_number(expr)
+    if literal is not None:
+        return literal
     project = view(ctx)
     imps = an.imports(ctx)
     name = imps.qualify(expr) if project is not None and imps.is_imported(expr) else None

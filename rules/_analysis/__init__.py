@@ -170,6 +170,7 @@ from torchlint.rules._analysis.totals import (
 from torchlint.rules._analysis.flow import (
     never_runs as never_runs,
     literal_truth as literal_truth,
+    literal_number as literal_number,
     shared_iteration as shared_iteration,
 )
 from torchlint.rules._analysis.iterations import (

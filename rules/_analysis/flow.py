@@ -434,15 +434,16 @@ def _holds_from_zero(
         op = {cst.LessThan: cst.GreaterThan(), cst.LessThanEqual: cst.GreaterThanEqual()}.get(type(op), op)
     if not (isinstance(left, cst.Name) and left.value in variables):
         return False
-    bound = (number or _literal_number)(right)
+    bound = (number or literal_number)(right)
     if bound is None:
         return False
     return (isinstance(op, cst.GreaterThan) and bound < 0) or (isinstance(op, cst.GreaterThanEqual) and bound <= 0)
 
 
-def _literal_number(expr: cst.BaseExpression) -> float | None:
+def literal_number(expr: cst.BaseExpression) -> float | None:
+    """The value of a number literal: `3`, `-1`, `0.5`; None otherwise."""
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
-        inner = _literal_number(expr.expression)
+        inner = literal_number(expr.expression)
         return -inner if inner is not None else None
     return float(expr.evaluated_value) if isinstance(expr, (cst.Integer, cst.Float)) else None
 
