@@ -26,6 +26,8 @@ function: {"kind": "function", "params": [...], "effects": [...], "calls": [...]
 class:    {"kind": "class", "bases": [...], "methods": {name: function}, "attrs": {attr: [...]},
            "mode_words": bool, "dropout_params": {param: default}, "init_params": [...],
            "uses": [...]}
+constant: {"kind": "constant", "value": number}            # `START = -1`
+namespace: {"kind": "namespace", "attrs": {path: number}}  # `__C.TRAIN.START = -1`, `cfg = __C`
 ```
 Names are written as the module sees them: `:f` for its own definitions (`:Trainer.step`
 for `self.step()` in `Trainer`), `.x.f` for relative imports, `pkg.x.f` for absolute
@@ -33,7 +35,8 @@ ones; `ModuleRef.absolute` makes them absolute. `calls` lists only calls of the 
 own names (imports and definitions), which is what effects flow through.
 
 Effects: `clears_grads` (`zero_grad()`, `p.grad = None`, `p.grad.zero_()`, a helper
-named like `zero_grads`), `steps` (an optimizer's or a scaler's `step`), `backward`,
+named like `zero_grads`), `steps` (an optimizer's or a scaler's `step`), `schedules`
+(`scheduler.step()` of a name that says learning-rate scheduler), `backward`,
 `syncs` (`torch.cuda.synchronize()`, host reads `.item()`, `.cpu()`, `.tolist()`,
 `.numpy()`), `grad_free` (decorated with `no_grad` / `inference_mode`),
 `enters_grad_free` (a `with` of one), `sets_eval` / `sets_train`, `moves_device`
@@ -86,7 +89,45 @@ def summarize(tree: ast.Module) -> Summary:
     own = {node.name for node in tree.body if isinstance(node, (*_DEFS, ast.ClassDef))}
     walk = _Walk(_Names(imports, own))
     walk.run(tree)
-    return {"imports": imports, "defs": walk.defs}
+    constants = {name: data for name, data in _constants(tree).items() if name not in walk.defs}
+    return {"imports": imports, "defs": {**walk.defs, **constants}}
+
+
+def _constants(tree: ast.Module) -> dict[str, Summary]:
+    """Module-level numbers (`START = -1`) and the numbers set on a module-level config object
+    (`__C.TRAIN.START = -1`, seen through `cfg = __C` too)."""
+    found: dict[str, Summary] = {}
+    spaces: dict[str, dict[str, float]] = {}
+    aliases: dict[str, str] = {}
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            continue
+        target, value = node.targets[0], node.value
+        number = _number_literal(value)
+        if isinstance(target, ast.Name) and isinstance(value, ast.Name):
+            aliases[target.id] = value.id
+        elif number is not None and isinstance(target, ast.Name):
+            found[target.id] = {"kind": "constant", "value": number}
+        elif number is not None and isinstance(target, ast.Attribute):
+            dotted = _dotted(target)
+            if dotted is not None:
+                base, _, path = dotted.partition(".")
+                spaces.setdefault(base, {})[path] = number
+    for alias, name in aliases.items():
+        if name in spaces:
+            spaces[alias] = spaces[name]
+    for name, attrs in spaces.items():
+        found[name] = {"kind": "namespace", "attrs": attrs}
+    return found
+
+
+def _number_literal(value: ast.expr) -> float | None:
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
+        inner = _number_literal(value.operand)
+        return -inner if inner is not None else None
+    if isinstance(value, ast.Constant) and isinstance(value.value, (int, float)) and not isinstance(value.value, bool):
+        return float(value.value)
+    return None
 
 
 def _imports(tree: ast.Module) -> dict[str, str]:
@@ -397,6 +438,8 @@ class _Walk:
             owner_name = _last(owner)
             if ("scaler" in owner_name.lower() and call.args) or an.name_says_optimizer(owner_name):
                 found.add("steps")
+            elif not call.args and an.says_scheduler(owner_name):
+                found.add("schedules")
         elif method in ("backward", "manual_backward") or qualified == "torch.autograd.backward":
             found.add("backward")
         elif method == "requires_grad_" and owner is not None and call.args and _is_false(call.args[0]):
@@ -545,24 +588,51 @@ def entry_for(ctx: FileContext, expr: cst.BaseExpression) -> Entry | None:
 
 
 def _attribute_entry(ctx: FileContext, project: ProjectView, expr: cst.BaseExpression) -> Entry | None:
-    """The method that `self.helper.method` names when every value this file assigns to
-    `self.helper` is an instance of one project class (`self.helper = Helper()`)."""
+    """The method that `helper.method` or `self.helper.method` names when every value this
+    file assigns to `helper` is an instance of one project class: built by the class
+    (`self.helper = Helper()`) or returned by a project factory (`model = create_model(opt)`);
+    a method that the class inherits from a project base class included."""
     name = an.dotted(expr)
-    if name is None or not name.startswith("self.") or name.count(".") != 2:
+    if name is None or name.count(".") != (2 if name.startswith("self.") else 1):
         return None
     attribute, _, method = name.rpartition(".")
     values = an.assigned_values(ctx).get(attribute, [])
     imps = an.imports(ctx)
-    classes = {
-        imps.qualify(value.func) if isinstance(value, cst.Call) and imps.is_imported(value.func) else None
-        for value in values
-    }
-    if len(classes) != 1 or None in classes:
+    owners = {}
+    for value in values:
+        owner = _instance_class(project, imps, value)
+        if owner is None:
+            return None
+        owners[owner.name] = owner
+    if len(owners) != 1:
         return None
-    owner = project.lookup(classes.pop() or "")
-    if owner is None or owner.kind != "class":
+    return _method(project, owners.popitem()[1], method)
+
+
+def _instance_class(project: ProjectView, imps: an.Imports, value: cst.BaseExpression) -> Entry | None:
+    """The project class whose instance `value` is: `Helper(...)`, or the call of a project
+    function that returns one class (`def create_model(opt): return SRModel(opt)`)."""
+    if not (isinstance(value, cst.Call) and imps.is_imported(value.func)):
         return None
-    return project.lookup(f"{owner.name}.{method}", owner.module)
+    entry = project.lookup(imps.qualify(value.func) or "")
+    if entry is not None and entry.kind == "function":
+        returned = [project.lookup(r, entry.module) for r in entry.data.get("returns", ())]
+        entry = returned[0] if len(returned) == 1 else None
+    return entry if entry is not None and entry.kind == "class" else None
+
+
+def _method(project: ProjectView, owner: Entry, method: str, depth: int = 0) -> Entry | None:
+    """`owner.method`, defined in the class or inherited from its project base classes."""
+    found = project.lookup(f"{owner.name}.{method}", owner.module)
+    if found is not None or depth >= MAX_DEPTH:
+        return found
+    for base in owner.data.get("bases", ()):
+        inner = project.lookup(base, owner.module)
+        if inner is not None and inner.kind == "class":
+            found = _method(project, inner, method, depth + 1)
+            if found is not None:
+                return found
+    return None
 
 
 def effects(ctx: FileContext, entry: Entry, depth: int = 0) -> frozenset[str]:
@@ -580,6 +650,29 @@ def effects(ctx: FileContext, entry: Entry, depth: int = 0) -> frozenset[str]:
         if callee is not None and callee.kind in ("function", "class"):
             found |= effects(ctx, callee, depth + 1)
     return frozenset(found)
+
+
+def number(ctx: FileContext, expr: cst.BaseExpression) -> float | None:
+    """The value of a number literal (`-1`), or of a project module's number that `expr`
+    names: a module-level constant or an attribute of a config object (`cfg.LR_START` after
+    `from config import cfg`); None when unknown."""
+    literal = an.literal_number(expr)
+    if literal is not None:
+        return literal
+    project = view(ctx)
+    imps = an.imports(ctx)
+    name = imps.qualify(expr) if project is not None and imps.is_imported(expr) else None
+    if project is None or not name:
+        return None
+    parts = name.split(".")
+    for cut in range(len(parts), 1, -1):
+        entry = project.lookup(".".join(parts[:cut]))
+        if entry is not None and entry.kind == "constant" and cut == len(parts):
+            return float(entry.data["value"])
+        if entry is not None and entry.kind == "namespace":
+            value = entry.data.get("attrs", {}).get(".".join(parts[cut:]))
+            return float(value) if value is not None else None
+    return None
 
 
 def call_effects(ctx: FileContext, call: cst.Call) -> frozenset[str]:

@@ -8,10 +8,6 @@ from torchlint.rule import Example, FileContext, Report, Rule
 from torchlint.rules import _analysis as an
 from torchlint.rules import _summaries as sm
 
-# Each `with dist_autograd.context():` holds its own fresh gradients.
-FRESH_GRADIENT_CONTEXTS = frozenset({"torch.distributed.autograd.context"})
-
-
 class MissingZeroGrad(Rule):
     """
     ## What it does
@@ -67,6 +63,19 @@ class MissingZeroGrad(Rule):
     CONFIRMED_BY = ("TL102",)
 
     VALID = [
+        # The helper clears when asked, and its call asks.
+        """
+        class Learner:
+            def apply_update(self, clear=False):
+                self.opt.step()
+                if clear:
+                    self.opt.zero_grad()
+
+            def fit(self, loader):
+                for x, y in loader:
+                    self.loss_fn(self.net(x), y).backward()
+                    self.apply_update(clear=True)
+        """,
         # manual optimization that clears, and automatic optimization (Lightning steps and clears)
         """
         import lightning as L
@@ -270,6 +279,31 @@ class MissingZeroGrad(Rule):
     ]
 
     INVALID = [
+        # The helper clears only when asked, and its only call does not ask.
+        """
+        class Learner:
+            def apply_update(self, clear=False):
+                self.opt.step()  # expect: TL001
+                if clear:
+                    self.opt.zero_grad()
+
+            def fit(self, loader):
+                for x, y in loader:
+                    self.loss_fn(self.net(x), y).backward()
+                    self.apply_update()
+        """,
+        # The clear runs in one branch, the step in the other: the stepping iterations never clear.
+        """
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            if warming_up:
+                optimizer.zero_grad()
+                loss.backward()
+                warmup_step(model)
+            else:
+                loss.backward()
+                optimizer.step()  # expect: TL001
+        """,
         # Lightning's manual optimization: `training_step` runs once per batch
         Example(
             """
@@ -429,18 +463,15 @@ class MissingZeroGrad(Rule):
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         train = an.training(ctx)
-        idx = an.index(ctx)
-        funcs = an.functions(ctx)
-        reach = _LoopReach(ctx, idx, funcs, train)
+        reach = an.training_loops(ctx)
         if not train.steps or not train.backward:
             yield from self._helper_steps(ctx, reach)
             return
         for step in train.steps:
-            loops = reach.stepping_loops(step)
             bad = [
                 loop
-                for loop in loops
-                if not any(train.clears_gradients_of(clear, step) for clear in reach.events(loop, "clears"))
+                for loop in reach.stepping_loops(step)
+                if not reach.clears_with_step(loop, step)
                 and not reach.builds_optimizer(loop, train.optimizer_of(step))
                 and not reach.fresh_gradients(loop)
                 and not reach.project_clear(loop)
@@ -448,7 +479,7 @@ class MissingZeroGrad(Rule):
             if bad:
                 yield self.report(step, self._message(ctx, train, step, bad[0], reach))
         yield from self._helper_steps(ctx, reach)
-        yield from self._framework_steps(ctx, train, funcs)
+        yield from self._framework_steps(ctx, train, reach.funcs)
 
     def _framework_steps(self, ctx: FileContext, train: an.Training, funcs: an.Functions) -> Iterator[Report]:
         """Steps in a function that a framework runs once per batch (Lightning's manual
@@ -468,18 +499,13 @@ class MissingZeroGrad(Rule):
                     f"accumulate across batches; call `{optimizer}.zero_grad()` in `{func.name.value}`",
                 )
 
-    def _helper_steps(self, ctx: FileContext, reach: _LoopReach) -> Iterator[Report]:
+    def _helper_steps(self, ctx: FileContext, reach: an.TrainingLoops) -> Iterator[Report]:
         """A loop whose only training step is a call of a project function (in another
         module), given the optimizer, that back-propagates and steps without clearing."""
         for loop in reach.idx.nodes(cst.For, cst.While):
             if reach.events(loop, "steps") or reach.events(loop, "clears"):
                 continue
-            # Only a call given the optimizer can step it (and only those are looked up).
-            given = [
-                call
-                for call in reach.direct_calls(loop)
-                if any(an.name_says_optimizer(an.last_name(arg.value)) for arg in call.args)
-            ]
+            given = reach.calls_given_optimizer(loop)
             if not given or reach.project_clear(loop):
                 continue
             for call in given:
@@ -494,7 +520,7 @@ class MissingZeroGrad(Rule):
                     )
 
     def _message(
-        self, ctx: FileContext, train: an.Training, step: cst.Call, loop: cst.For | cst.While, reach: _LoopReach
+        self, ctx: FileContext, train: an.Training, step: cst.Call, loop: cst.For | cst.While, reach: an.TrainingLoops
     ) -> str:
         code = ctx.module.code_for_node
         call = code(step.func) + "()" if not step.args else code(step.func) + "(" + code(step.args[0].value) + ")"
@@ -513,88 +539,3 @@ class MissingZeroGrad(Rule):
             f"`{call}` runs {where} but its gradients are never cleared: gradients accumulate "
             f"across iterations; call `{optimizer}.zero_grad()` once per step"
         )
-
-
-class _LoopReach:
-    """Which training events and loops each loop runs, through local calls too."""
-
-    def __init__(self, ctx: FileContext, idx: an.Index, funcs: an.Functions, train: an.Training) -> None:
-        self.ctx = ctx
-        self.idx = idx
-        self.funcs = funcs
-        self.train = train
-        self._events: dict[tuple[int, str], list[cst.CSTNode]] = {}
-        self._inner: dict[int, list[cst.For | cst.While]] = {}
-        self.loops = [
-            loop for loop in idx.nodes(cst.For, cst.While) if self.events(loop, "backward") and self.events(loop, "steps")
-        ]
-        # Per step and per function, what the checks below look up (one scan of all loops
-        # or all clears per step made large modules quadratic).
-        self._loops_of_step: dict[int, list[cst.For | cst.While]] = {}
-        for loop in self.loops:
-            for step in self.events(loop, "steps"):
-                self._loops_of_step.setdefault(id(step), []).append(loop)
-        self._clears_by_scope: dict[int, list[cst.CSTNode]] = {}
-        for clear in train.clears:
-            self._clears_by_scope.setdefault(id(idx.scope(clear)), []).append(clear)
-
-    def events(self, loop: cst.For | cst.While, kind: str) -> list[cst.CSTNode]:
-        key = (id(loop), kind)
-        if key not in self._events:
-            self._events[key] = self.train.events_in(getattr(self.train, kind), loop.body, self.funcs)
-        return self._events[key]
-
-    def inner_loops(self, loop: cst.For | cst.While) -> list[cst.For | cst.While]:
-        if id(loop) not in self._inner:
-            self._inner[id(loop)] = an.loops_run_by(self.idx, self.funcs, loop.body)
-        return self._inner[id(loop)]
-
-    def stepping_loops(self, step: cst.Call) -> list[cst.For | cst.While]:
-        """The innermost loops that run both `step` and a backward pass, once per iteration."""
-        candidates = self._loops_of_step.get(id(step), [])
-        candidate_ids = {id(c) for c in candidates}
-        return [
-            loop for loop in candidates if not any(id(inner) in candidate_ids for inner in self.inner_loops(loop))
-        ]
-
-    def direct_calls(self, loop: cst.For | cst.While) -> list[cst.Call]:
-        """Calls that run once per iteration of `loop`, not in a loop nested in it."""
-        return [
-            call
-            for call in self.idx.within(loop.body, cst.Call)
-            if an.enclosing_loops(self.idx, call)[:1] == [loop]
-        ]
-
-    def project_clear(self, loop: cst.For | cst.While) -> bool:
-        """The loop (or a local function it runs) calls a function of another project
-        module that clears gradients."""
-        calls = (call for root in self.funcs.reachable(loop.body) for call in self.idx.within(root, cst.Call))
-        return sm.any_call_has(self.ctx, calls, "clears_grads") is not None
-
-    def fresh_gradients(self, loop: cst.For | cst.While) -> bool:
-        """Each iteration runs in a context that starts with no gradients."""
-        imps = an.imports(self.ctx)
-        return any(
-            isinstance(item.item, cst.Call) and imps.callee(item.item) in FRESH_GRADIENT_CONTEXTS
-            for with_ in self.idx.within(loop.body, cst.With)
-            for item in with_.items
-        )
-
-    def builds_optimizer(self, loop: cst.For | cst.While, optimizer: cst.BaseExpression) -> bool:
-        """A fresh optimizer every iteration, usually over fresh tensors (latent optimization)."""
-        name = an.dotted(optimizer)
-        return name is not None and any(
-            an.dotted(target.target) == name
-            for assign in self.idx.within(loop.body, cst.Assign)
-            for target in assign.targets
-        )
-
-    def clears_outside(self, loop: cst.For | cst.While) -> bool:
-        """A clear runs in the same function before the loop, or in an enclosing loop."""
-        for clear in self._clears_by_scope.get(id(self.idx.scope(loop)), []):
-            if not self.idx.contains(loop, clear):
-                if self.idx.order(clear) < self.idx.order(loop) or any(
-                    self.idx.contains(outer, clear) for outer in an.enclosing_loops(self.idx, loop)
-                ):
-                    return True
-        return False

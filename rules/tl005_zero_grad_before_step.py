@@ -1,15 +1,11 @@
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from typing import Iterator
 
 import libcst as cst
 
 from torchlint.rule import Example, FileContext, Report, Rule
 from torchlint.rules import _analysis as an
-
-# What a plain `X.zero_grad()` most likely means by X when the file steps one optimizer.
-_MODEL_WORDS = frozenset({"model", "net", "network", "module", "self"})
-
 
 class ZeroGradBeforeStep(Rule):
     """
@@ -397,15 +393,14 @@ class ZeroGradBeforeStep(Rule):
         if not (train.backward and train.steps and train.clears):
             return
         idx = an.index(ctx)
-        imps = an.imports(ctx)
         flow = an.flow(ctx)
         # A CUDA graph replay runs its captured backward again: it refills what a clear emptied.
-        writes = [*_gradient_writes(idx), *an.graph_replays(ctx)]
+        writes = an.gradient_writes(ctx)
         kinds = {id(n): "backward" for n in train.backward}
         kinds.update({id(n): "step" for n in train.steps})
         kinds.update({id(n): "clear" for n in train.clears})
         kinds.update({id(n): "refill" for n in writes})
-        optimizers = _Optimizers(idx, imps, train)
+        optimizers = an.optimized_parameters(ctx)
         interesting = [*train.backward, *train.steps, *train.clears, *writes]
         reported: set[int] = set()
         for scope in an.running_scopes(idx, an.functions(ctx), train.steps):
@@ -419,7 +414,7 @@ class ZeroGradBeforeStep(Rule):
                         yield self._report(ctx, clear.node, step.node, inner is not None)
 
     def _clears_before(
-        self, flow: an.Flow, optimizers: _Optimizers, kinds: dict[int, str], before: list[an.Event], step: an.Event
+        self, flow: an.Flow, optimizers: an.OptimizedParameters, kinds: dict[int, str], before: list[an.Event], step: an.Event
     ) -> Iterator[tuple[an.Event, cst.For | cst.While | None]]:
         """Clears of `step`'s gradients after the last backward pass before it, with no
         gradient written back in between (gradient surgery sets `p.grad` itself); each with the
@@ -469,97 +464,3 @@ class ZeroGradBeforeStep(Rule):
                 f"gradient; clear gradients before the forward pass or after `{step_code}`"
             )
         return self.report(clear, message)
-
-
-class _Optimizers:
-    """Which parameters each stepped optimizer updates, as far as the file shows."""
-
-    def __init__(self, idx: an.Index, imps: an.Imports, train: an.Training) -> None:
-        self.idx = idx
-        self.train = train
-        self.stepped = {an.dotted(e) for e in train.stepped.values()} - {None}
-        # Optimizer name -> every name mentioned in the arguments it was built with.
-        self.built_from: dict[str, set[str]] = {}
-        for assign in idx.nodes(cst.Assign):
-            if not isinstance(assign.value, cst.Call):
-                continue
-            for target in assign.targets:
-                name = an.dotted(target.target)
-                if name is not None and name in self.stepped:
-                    self.built_from.setdefault(name, set()).update(_mentioned(assign.value.args))
-
-    def clears_what_step_applies(self, clear: cst.CSTNode, step: cst.CSTNode) -> bool:
-        """Only with evidence: the clear names the stepped optimizer, a model the optimizer
-        was built from, or (when the file shows no construction and steps a single optimizer)
-        a plain `model`/`net`/`self`."""
-        cleared = _cleared_object(self.idx, clear)
-        optimizer = an.dotted(self.train.optimizer_of(step))  # type: ignore[arg-type]
-        if cleared is None or optimizer is None:
-            return False
-        if cleared == optimizer:
-            return True
-        if cleared in self.stepped or an.name_says_optimizer(cleared.rsplit(".", 1)[-1]):
-            return False
-        built_from = self.built_from.get(optimizer)
-        if built_from is not None:
-            return cleared in built_from
-        return len(self.stepped) == 1 and set(an.name_tokens(cleared.rsplit(".", 1)[-1])) <= _MODEL_WORDS
-
-
-def _mentioned(args: Sequence[cst.Arg]) -> set[str]:
-    """Dotted names and their prefixes in the arguments: `model.encoder.parameters()` gives
-    `model`, `model.encoder`, `model.encoder.parameters`."""
-    found: set[str] = set()
-    stack: list[cst.CSTNode] = list(args)
-    while stack:
-        node = stack.pop()
-        name = an.dotted(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
-        if name is not None:
-            parts = name.split(".")
-            found.update(".".join(parts[: i + 1]) for i in range(len(parts)))
-            continue
-        stack.extend(an.children(node))
-    return found
-
-
-def _cleared_object(idx: an.Index, clear: cst.CSTNode) -> str | None:
-    """`optimizer` for `optimizer.zero_grad()`, `model` for `p.grad = None` or
-    `p.grad.zero_()` in `for p in model.parameters()`, or for `zero_grads(model)`;
-    None when unclear or when the "clear" rescales rather than clears (`p.grad.mul_(s)`)."""
-    if isinstance(clear, cst.Call):
-        owner = an.receiver(clear)
-        if an.method_name(clear) == "zero_grad" and owner is not None:
-            return an.dotted(owner)
-        if an.method_name(clear) != "zero_":
-            args = an.positional(clear)
-            return an.dotted(args[0].value) if isinstance(clear.func, cst.Name) and args else None
-    elif not (isinstance(clear, cst.Assign) and isinstance(clear.value, cst.Name) and clear.value.value == "None"):
-        return None
-    loop = idx.enclosing(clear, (cst.For,))
-    if loop is not None and isinstance(loop.iter, cst.Call) and an.method_name(loop.iter) == "parameters":
-        owner = an.receiver(loop.iter)
-        return an.dotted(owner) if owner is not None else None
-    return None
-
-
-_WRITING_METHODS = frozenset({"copy_", "add_", "set_"})
-
-
-def _gradient_writes(idx: an.Index) -> list[cst.CSTNode]:
-    """Code that puts gradients into `.grad` by hand: `p.grad = g`, `p.grad += g`, `p.grad.copy_(g)`."""
-    found: list[cst.CSTNode] = []
-    for assign in idx.nodes(cst.Assign):
-        if any(_grad_attr(t.target) for t in assign.targets) and not (
-            isinstance(assign.value, cst.Name) and assign.value.value == "None"
-        ):
-            found.append(assign)
-    found.extend(a for a in idx.nodes(cst.AugAssign) if _grad_attr(a.target))
-    for call in idx.nodes(cst.Call):
-        owner = an.receiver(call)
-        if an.method_name(call) in _WRITING_METHODS and owner is not None and _grad_attr(owner):
-            found.append(call)
-    return found
-
-
-def _grad_attr(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Attribute) and expr.attr.value == "grad"

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Iterator
 
 import libcst as cst
@@ -11,16 +10,6 @@ from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
 from torchlint.rules import _analysis as an
 
 _EVAL_FUNCTION = re.compile(r"(?i)(eval|valid|test|infer|predict)")
-
-
-@dataclass(frozen=True)
-class _Accumulation:
-    """`total += loss`, `total = total + loss` or `losses.append(loss)` in a loop body."""
-
-    statement: cst.CSTNode
-    accumulator: cst.BaseExpression
-    # The loss, or the call of a helper that returns it.
-    value: cst.Name | cst.Call
 
 
 class LossAccumulatedWithGraph(Rule):
@@ -82,6 +71,19 @@ class LossAccumulatedWithGraph(Rule):
     CONFIRMED_BY = ("TL103",)
 
     VALID = [
+        # Outputs kept so that a later pass of the schedule back-propagates them (a pipeline
+        # schedule that runs `lag` chunks ahead).
+        """
+        import torch
+        outputs = []
+        for i in range(len(chunks) + lag):
+            if i < len(chunks):
+                loss = criterion(stage(chunks[i]), targets[i])
+                outputs.append(loss)
+            if i >= lag:
+                for loss in outputs[i - lag : i - lag + 1]:
+                    loss.backward()
+        """,
         # helpers that return a number, or a detached loss
         """
         import torch
@@ -501,30 +503,29 @@ class LossAccumulatedWithGraph(Rule):
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         idx = an.index(ctx)
-        meters = _meters(ctx, idx)
         loops: list[cst.For | cst.While] = [*idx.nodes(cst.For), *idx.nodes(cst.While)]
         for loop in loops:
-            for acc in _accumulations(idx, loop, meters):
-                if self._keeps_graph(ctx, idx, loop, acc):
-                    yield self._report(ctx, acc)
+            for total in an.running_totals(ctx, loop):
+                if self._keeps_graph(ctx, idx, loop, total):
+                    yield self._report(ctx, total)
 
-    def _keeps_graph(self, ctx: FileContext, idx: an.Index, loop: cst.For | cst.While, acc: _Accumulation) -> bool:
+    def _keeps_graph(self, ctx: FileContext, idx: an.Index, loop: cst.For | cst.While, acc: an.RunningTotal) -> bool:
         imps = an.imports(ctx)
         if an.in_grad_free_block(idx, acc.statement, imps):
             return False
         scope = idx.scope(loop)
         backpropagated = an.backpropagated_names(ctx, idx, scope)
-        accumulator = an.dotted(_base(acc.accumulator))
+        accumulator = an.dotted(an.container(acc.accumulator))
         if accumulator is not None and accumulator in backpropagated.flowing:
             return False  # the total itself is back-propagated: summed on purpose
-        if _assigned_in_iteration(idx, loop, acc.accumulator):
+        if an.restarted_in_iteration(idx, loop, acc):
             # Reset in the loop: not carried across iterations, or only over a bounded window
             # (a logging interval, one accumulation cycle) whose graphs backward already freed.
             return False
         if isinstance(acc.value, cst.Call):
             helpers = an.functions(ctx).resolve(acc.value)
             return len(helpers) == 1 and an.returns_backpropagated_loss(ctx, helpers[0])
-        binding = _last_binding(idx, loop, acc.value.value, acc.statement)
+        binding = an.binding_before(idx, loop, acc.value.value, acc.statement)
         if binding is None or an.no_graph(binding.value):
             return False
         in_loop = [b for b in backpropagated.calls if idx.contains(loop.body, b)]
@@ -544,7 +545,7 @@ class LossAccumulatedWithGraph(Rule):
             and _grad_enabled_eval(ctx, idx, imps, scope)
         )
 
-    def _report(self, ctx: FileContext, acc: _Accumulation) -> Report:
+    def _report(self, ctx: FileContext, acc: an.RunningTotal) -> Report:
         code = ctx.module.code_for_node
         name = code(acc.value)
         total = code(acc.accumulator)
@@ -555,124 +556,6 @@ class LossAccumulatedWithGraph(Rule):
         )
         detached = cst.Call(func=cst.Attribute(value=acc.value, attr=cst.Name("detach")))
         return self.report(acc.statement, message, FixSpec(f"accumulate `{name}.detach()`", ((acc.value, detached),)))
-
-
-def _accumulations(idx: an.Index, loop: cst.For | cst.While, meters: set[str]) -> Iterator[_Accumulation]:
-    """Accumulations of a plain name that run directly in this loop's body (not in an
-    inner loop, nor in a nested function), `meter.update(loss, n)` of a running-average
-    meter included."""
-    for node in idx.within(loop.body, cst.AugAssign, cst.Assign, cst.Call):
-        if an.enclosing_loops(idx, node)[:1] != [loop]:
-            continue
-        if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
-            value = _loss_operand(node.value)
-            if value is not None:
-                yield _Accumulation(node, node.target, value)
-            elif isinstance(node.value, cst.Call):
-                yield _Accumulation(node, node.target, node.value)  # `total += self.training_step(...)`
-        elif isinstance(node, cst.Assign) and len(node.targets) == 1:
-            target = node.targets[0].target
-            total = node.value
-            if isinstance(total, cst.BinaryOperation) and isinstance(total.operator, cst.Add):
-                for own, other in ((total.left, total.right), (total.right, total.left)):
-                    value = _loss_operand(other)
-                    if an.same_expr(own, target) and value is not None:
-                        yield _Accumulation(node, target, value)
-        elif isinstance(node, cst.Call) and an.method_name(node) == "append" and len(node.args) == 1:
-            owner = an.receiver(node)
-            item = node.args[0].value
-            if owner is not None and an.dotted(owner) is not None and isinstance(item, cst.Name):
-                yield _Accumulation(node, owner, item)
-        elif isinstance(node, cst.Call) and an.method_name(node) == "update" and an.positional(node):
-            owner = an.receiver(node)
-            loss = _loss_operand(an.positional(node)[0].value)
-            if owner is not None and an.dotted(owner) in meters and loss is not None:
-                yield _Accumulation(node, owner, loss)
-
-
-def _meters(ctx: FileContext, idx: an.Index) -> set[str]:
-    """Names bound to a running-average meter: an `AverageMeter`-like class (the ImageNet
-    example's, usually imported from a utils module), or a class of this module whose
-    `update(val, ...)` adds `val` into an attribute (`self.sum += val * n`)."""
-    funcs = an.functions(ctx)
-    found: set[str] = set()
-    for assign in idx.nodes(cst.Assign):
-        if not isinstance(assign.value, cst.Call):
-            continue
-        cls = an.callee_name(assign.value) or ""
-        update = funcs.method(cls, "update")
-        if (update is None and cls.endswith("Meter")) or (update is not None and _sums_argument(idx, update)):
-            found.update(name for t in assign.targets if (name := an.dotted(t.target)) is not None)
-    return found
-
-
-def _sums_argument(idx: an.Index, update: cst.FunctionDef) -> bool:
-    params = [p.name.value for p in update.params.params if p.name.value != "self"]
-    if not params:
-        return False
-    return any(
-        isinstance(aug.operator, cst.AddAssign)
-        and isinstance(aug.target, cst.Attribute)
-        and an.dotted(aug.target.value) == "self"
-        and params[0] in an.mentioned_names(aug.value)
-        for aug in idx.within(update, cst.AugAssign)
-    )
-
-
-def _loss_operand(expr: cst.BaseExpression) -> cst.Name | None:
-    """`loss` in `loss`, `loss * x.size(0)`, `loss / n`; None in `w * loss.item()` (a number)."""
-    if isinstance(expr, cst.Name):
-        return expr
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)):
-        if an.detached(expr.left) or an.detached(expr.right):
-            return None
-        if isinstance(expr.operator, cst.Divide):
-            return _loss_operand(expr.left)
-        return _loss_operand(expr.left) or _loss_operand(expr.right)
-    return None
-
-
-def _base(expr: cst.BaseExpression) -> cst.BaseExpression:
-    while isinstance(expr, cst.Subscript):
-        expr = expr.value
-    return expr
-
-
-def _assigned_in_iteration(idx: an.Index, loop: cst.For | cst.While, accumulator: cst.BaseExpression) -> bool:
-    """The accumulator is (re)bound somewhere inside the loop body."""
-    base = an.dotted(_base(accumulator))
-    if base is None:
-        return True
-    assigns: list[cst.Assign | cst.AnnAssign] = [
-        *idx.within(loop.body, cst.Assign),
-        *idx.within(loop.body, cst.AnnAssign),
-    ]
-    for assign in assigns:
-        if isinstance(assign, cst.Assign) and isinstance(assign.value, cst.BinaryOperation):
-            continue  # `total = total + loss` is the accumulation itself
-        targets = [t.target for t in assign.targets] if isinstance(assign, cst.Assign) else [assign.target]
-        if any(an.dotted(_base(t)) == base for t in targets):
-            return True
-    return False
-
-
-@dataclass(frozen=True)
-class _Binding:
-    value: cst.BaseExpression
-    # The name is one element of a tuple or list target.
-    unpacked: bool
-
-
-def _last_binding(idx: an.Index, loop: cst.For | cst.While, name: str, before: cst.CSTNode) -> _Binding | None:
-    """The assignment to `name` last before `before` in the loop body (source order)."""
-    found: _Binding | None = None
-    for assign in idx.within(loop.body, cst.Assign):
-        if idx.order(assign) >= idx.order(before):
-            break
-        if name in an.assigned_names(assign):
-            unpacked = any(isinstance(t.target, (cst.Tuple, cst.List)) for t in assign.targets)
-            found = _Binding(assign.value, unpacked)
-    return found
 
 
 def _grad_enabled_eval(ctx: FileContext, idx: an.Index, imps: an.Imports, scope: cst.CSTNode) -> bool:

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import re
 from typing import Iterator
 
 import libcst as cst
@@ -8,17 +7,6 @@ import libcst as cst
 from torchlint.finding import Severity
 from torchlint.rule import FileContext, Report, Rule
 from torchlint.rules import _analysis as an
-
-# `torch.optim.lr_scheduler` classes and the Hugging Face factories that build one.
-_TORCH_SCHEDULERS = ("torch.optim.lr_scheduler.", "torch.optim.swa_utils.SWALR")
-_SCHEDULE_FACTORY = re.compile(r"^get_(\w+_)?schedule(r|_with_warmup)?\w*$")
-_FACTORY_PACKAGES = ("transformers", "diffusers")
-# `.step()` of these is not a learning-rate schedule (diffusion samplers, EMA or
-# weight-decay schedules, curricula).
-_NOT_LR_WORDS = frozenset(
-    "noise ddpm ddim pndm dpm euler diffusion sampler beta momentum ema wd weight decay teacher "
-    "temperature temp tau mask drop dropout kl curriculum data batch alpha sigma".split()
-)
 
 
 class SchedulerBeforeOptimizer(Rule):
@@ -75,10 +63,30 @@ class SchedulerBeforeOptimizer(Rule):
     NAME = "scheduler-before-optimizer"
     SUMMARY = "Learning-rate scheduler steps before the optimizer in an iteration"
     SEVERITY = Severity.WARNING
-    TRIGGERS = (("sched",), ("step(",))
+    # A schedule's step, or a project helper named for the learning rate it updates.
+    TRIGGERS = (("sched", "learning_rate", "_lr("),)
     CONFIRMED_BY = ("TL007",)
 
     VALID = [
+        # A DeepSpeed engine's step() steps the optimizer, then the schedule: stepping after it
+        # follows an update, whatever else the driver loop runs later.
+        """
+        def train_engine(engine, lr_scheduler, loader):
+            for batch in loader:
+                engine.backward(engine(batch))
+                engine.step()
+                lr_scheduler.step()
+
+        def train_plain(model, optimizer, lr_scheduler, loader):
+            for batch in loader:
+                model(batch).backward()
+                optimizer.step()
+                lr_scheduler.step()
+
+        for stage in (1, 2, 3):
+            train_engine(engine, lr_scheduler, loader)
+            train_plain(model, optimizer, lr_scheduler, loader)
+        """,
         # Per-iteration schedule after the step.
         """
         for x, y in loader:
@@ -221,6 +229,14 @@ class SchedulerBeforeOptimizer(Rule):
     ]
 
     INVALID = [
+        # A DeepSpeed engine steps its optimizer in step(): the schedule steps before it.
+        """
+        for batch in loader:
+            loss = engine(batch)
+            engine.backward(loss)
+            lr_scheduler.step()  # expect: TL007
+            engine.step()
+        """,
         # Both steps under one accumulation period, the schedule first (pytorch-transformers
         # 1.x examples, ThilinaRajapakse/pytorch-transformers-classification#21).
         """
@@ -341,165 +357,55 @@ class SchedulerBeforeOptimizer(Rule):
     ]
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
-        train = an.training(ctx)
-        if not train.steps:
+        schedules = an.schedules(ctx)
+        if not schedules.steps or not schedules.updates:
             return
         idx = an.index(ctx)
-        imps = an.imports(ctx)
-        schedulers = _Schedulers(ctx, idx, imps)
-        scheduled = [call for call in idx.nodes(cst.Call) if schedulers.is_schedule_step(call)]
-        if not scheduled:
-            return
         flow = an.flow(ctx)
-        is_scheduled = {id(c) for c in scheduled}
+        is_scheduled = {id(c) for c in schedules.steps}
         reported: set[int] = set()
-        interesting = [*scheduled, *train.steps]
+        interesting = [*schedules.steps, *schedules.updates]
         for scope in an.running_scopes(idx, an.functions(ctx), interesting):
             events = flow.events(scope, interesting)
             for i, event in enumerate(events):
                 if id(event.node) not in is_scheduled or id(event.node) in reported:
                     continue
-                step = self._step_after(flow, train, schedulers, events, i)
+                step = self._step_after(flow, schedules, is_scheduled, events, i)
                 if step is not None:
                     reported.add(id(event.node))
                     yield self._report(ctx, event.node, step.node)
 
     def _step_after(
-        self, flow: an.Flow, train: an.Training, schedulers: _Schedulers, events: list[an.Event], i: int
+        self, flow: an.Flow, schedules: an.Schedules, is_scheduled: set[int], events: list[an.Event], i: int
     ) -> an.Event | None:
-        """The optimizer step that `events[i]` (a scheduler step) runs before in one iteration,
-        if no step of that optimizer ran earlier in the same iteration."""
+        """The optimizer update that `events[i]` (a schedule step) runs before in one
+        iteration, if no update of that optimizer ran earlier in the same iteration."""
         sched = events[i]
-        optimizer = schedulers.optimizer_of(sched.node)
+        optimizer = schedules.optimizer_of(sched.node)
 
-        def steps_it(e: an.Event) -> bool:
-            # A scheduler's own `step()` never counts as the optimizer's, whatever its name says.
-            if id(e.node) not in train.stepped or schedulers.is_schedule_step(e.node):  # type: ignore[arg-type]
-                return False
-            return optimizer is None or an.dotted(train.optimizer_of(e.node)) == optimizer  # type: ignore[arg-type]
+        def updates_it(e: an.Event) -> bool:
+            return id(e.node) not in is_scheduled and schedules.updates_optimizer(e.node, optimizer)
 
         for step in events[i + 1 :]:
-            if not steps_it(step) or not flow.reaches(sched, step):
+            if not updates_it(step) or not flow.reaches(sched, step):
                 continue
-            shared, loop = _shared_iteration(sched, step)
-            if not shared or (loop is not None and _skips_first_iteration(sched, step, loop)):
+            shared, loop = an.shared_iteration(sched, step)
+            if not shared or (loop is not None and an.skips_first_iteration(sched, step, loop, schedules.number)):
                 continue
             earlier = [
-                e for e in events[:i] if steps_it(e) and (loop is None or loop in e.loops) and flow.reaches(e, sched)
+                e for e in events[:i] if updates_it(e) and (loop is None or loop in e.loops) and flow.reaches(e, sched)
             ]
             return None if earlier else step
         return None
 
     def _report(self, ctx: FileContext, sched: cst.CSTNode, step: cst.CSTNode) -> Report:
-        code = ctx.module.code_for_node
+        def code(node: cst.CSTNode) -> str:
+            text = ctx.module.code_for_node(node)
+            return f"{ctx.module.code_for_node(node.func)}(...)" if "\n" in text and isinstance(node, cst.Call) else text
+
         sched_code, step_code = code(sched), code(step)
         message = (
             f"`{sched_code}` runs before `{step_code}` in the same iteration: the schedule skips its "
             f"first value and every update uses the next one; call `{sched_code}` after `{step_code}`"
         )
         return self.report(sched, message)
-
-
-class _Schedulers:
-    """Which `.step()` calls advance a learning-rate schedule, and of which optimizer."""
-
-    def __init__(self, ctx: FileContext, idx: an.Index, imps: an.Imports) -> None:
-        funcs = an.functions(ctx)
-        self.idx = idx
-        self.bound: dict[str, str | None] = {}
-        self.custom: set[str] = set()
-        for assign in idx.nodes(cst.Assign):
-            if not isinstance(assign.value, cst.Call):
-                continue
-            callee = imps.callee(assign.value) or ""
-            short = callee.rsplit(".", 1)[-1]
-            for target in assign.targets:
-                name = an.dotted(target.target)
-                if name is None:
-                    continue
-                if callee.startswith(_TORCH_SCHEDULERS) or (
-                    callee.startswith(_FACTORY_PACKAGES) and _SCHEDULE_FACTORY.match(short)
-                ):
-                    args = an.positional(assign.value)
-                    self.bound[name] = an.dotted(args[0].value) if args else None
-                elif funcs.method(short, "step") is not None:
-                    self.custom.add(name)
-        # `scheduler.last_epoch = start_epoch - 1`: the code positions the schedule itself, so
-        # that stepping first lands on the right value (ultralytics).
-        self.positioned = {
-            name.rsplit(".", 1)[0]
-            for assign in idx.nodes(cst.Assign)
-            for target in assign.targets
-            if (name := an.dotted(target.target)) is not None and name.endswith(".last_epoch")
-        }
-
-    def _warning_silenced(self, call: cst.Call) -> bool:
-        """Inside `with warnings.catch_warnings():`: PyTorch's warning about this order was
-        read and silenced on purpose."""
-        return any(
-            isinstance(a, cst.With) and any("warnings" in (an.dotted(_callee(i.item)) or "") for i in a.items)
-            for a in self.idx.ancestors(call)
-        )
-
-    def is_schedule_step(self, call: cst.Call) -> bool:
-        owner = an.receiver(call)
-        # The result of torch's `step()` is None: code that uses it has a schedule of its own.
-        if (
-            an.method_name(call) != "step"
-            or call.args
-            or owner is None
-            or not isinstance(self.idx.parent(call), cst.Expr)
-        ):
-            return False
-        name = an.dotted(owner)
-        if name is None or name in self.custom or name in self.positioned or self._warning_silenced(call):
-            return False
-        if name in self.bound:
-            return True
-        tokens = an.name_tokens(an.last_name(owner) or "")
-        return any(t.startswith("sched") for t in tokens) and not any(t in _NOT_LR_WORDS for t in tokens)
-
-    def optimizer_of(self, call: cst.CSTNode) -> str | None:
-        owner = an.receiver(call)  # type: ignore[arg-type]
-        name = an.dotted(owner) if owner is not None else None
-        return self.bound.get(name) if name is not None else None
-
-
-def _callee(expr: cst.BaseExpression) -> cst.BaseExpression:
-    return expr.func if isinstance(expr, cst.Call) else expr
-
-
-def _shared_iteration(sched: an.Event, step: an.Event) -> tuple[bool, cst.For | cst.While | None]:
-    """Whether both run in one iteration, and the innermost loop whose iteration that is:
-    (True, None) when neither runs in a loop of the scope (a step function), (False, None)
-    when they share no iteration (a schedule fast-forwarded before the training loop)."""
-    shared = [loop for loop, other in zip(sched.loops, step.loops) if loop is other]
-    if shared:
-        return True, shared[-1]
-    return not sched.loops and not step.loops, None
-
-
-def _skips_first_iteration(sched: an.Event, step: an.Event, loop: cst.For | cst.While) -> bool:
-    """`if epoch > 0: scheduler.step()`: a guard on the shared loop's own variable that the
-    optimizer step does not share (an accumulation period `if (i + 1) % n == 0:` around both
-    steps skips nothing between them)."""
-    if not isinstance(loop, cst.For):
-        return False
-    variables = {n.value for n in _names_in(loop.target)}
-    shared = {(id(stmt), branch) for stmt, branch in step.guards}
-    return any(
-        variables & {n.value for n in _names_in(stmt.test)}
-        for stmt, branch in sched.guards
-        if (id(stmt), branch) not in shared
-    )
-
-
-def _names_in(node: cst.CSTNode) -> list[cst.Name]:
-    found: list[cst.Name] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Name):
-            found.append(current)
-        stack.extend(an.children(current))
-    return found

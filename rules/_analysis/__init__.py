@@ -27,8 +27,12 @@ most once per file, through `FileContext.analysis`.
 - `fixes`: building blocks of autofixes.
 - `timing`: wall-clock reads and the measurements they make.
 - `synchronization`: which calls queue CUDA work and which wait for it; implicit host reads.
-- `iterations`: what one iteration of a loop runs, through local calls, and in which order.
+- `iterations`: what one iteration of a loop runs, through local calls, and in which order;
+  the loops that train, and what gives each iteration fresh gradients.
 - `training_evaluations`: evaluation code in training, deliberate freezing, networks kept frozen.
+- `gradients`: whose gradients a clear empties, which parameters an optimizer updates.
+- `totals`: running totals kept across the iterations of a loop.
+- `schedules`: learning-rate schedule steps and optimizer updates, also by project helpers.
 
 Rules use it as `from torchlint.rules import _analysis as an` and call `an.index(ctx)`,
 `an.flow(ctx)`, ...: the names imported below are the library's interface to rules.
@@ -214,6 +218,7 @@ from torchlint.rules._analysis.evaluation import (
 )
 from torchlint.rules._analysis.vocabulary import (
     name_says_forward as name_says_forward,
+)
 from torchlint.rules._analysis.timing import (
     WALL_CLOCKS as WALL_CLOCKS,
     Measurement as Measurement,
@@ -238,4 +243,44 @@ from torchlint.rules._analysis.iterations import (
 from torchlint.rules._analysis.training_evaluations import (
     TrainingEvaluations as TrainingEvaluations,
     training_evaluations as training_evaluations,
+)
+from torchlint.rules._analysis.gradients import (
+    cleared_object as cleared_object,
+    gradient_writes as gradient_writes,
+    mentioned_prefixes as mentioned_prefixes,
+    OptimizedParameters as OptimizedParameters,
+    optimized_parameters as optimized_parameters,
+)
+from torchlint.rules._analysis.totals import (
+    RunningTotal as RunningTotal,
+    running_totals as running_totals,
+    running_meters as running_meters,
+    added_operand as added_operand,
+    container as container,
+    restarted_in_iteration as restarted_in_iteration,
+    LoopBinding as LoopBinding,
+    binding_before as binding_before,
+)
+from torchlint.rules._analysis.flow import (
+    never_runs as never_runs,
+    literal_truth as literal_truth,
+    literal_number as literal_number,
+    shared_iteration as shared_iteration,
+)
+from torchlint.rules._analysis.iterations import (
+    TrainingLoops as TrainingLoops,
+    training_loops as training_loops,
+)
+from torchlint.rules._analysis.flow import (
+    skips_first_iteration as skips_first_iteration,
+)
+from torchlint.rules._analysis.training import (
+    engine_steps as engine_steps,
+)
+from torchlint.rules._analysis.vocabulary import (
+    says_scheduler as says_scheduler,
+)
+from torchlint.rules._analysis.schedules import (
+    Schedules as Schedules,
+    schedules as schedules,
 )

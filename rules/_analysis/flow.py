@@ -1,7 +1,9 @@
 """Control flow and execution order: loops and what runs once per iteration, the order in
 which one run of a scope executes chosen nodes (through local helper calls), the branches
 that guard them, the exits that leave before later ones, and the scopes that may run a
-node. Path-aware only as far as branches and early exits; values are `dataflow`'s.
+node, the guards that the arguments on a path make false, and whether two events share
+an iteration. Path-aware only as far as branches, early exits and the literal arguments of
+calls; values are `dataflow`'s.
 """
 
 from __future__ import annotations
@@ -9,13 +11,13 @@ from __future__ import annotations
 import sys
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import libcst as cst
 
 from torchlint.rule import FileContext
 from torchlint.rules._analysis.callgraph import Functions, functions
-from torchlint.rules._analysis.calls import same_expr
+from torchlint.rules._analysis.calls import bind_arguments, parameter_names, same_expr
 from torchlint.rules._analysis.index import Index, children, index
 
 
@@ -345,3 +347,129 @@ def _if_side(idx: Index, stmt: cst.If | cst.IfExp, node: cst.CSTNode) -> str | N
     if stmt.orelse is not None and idx.contains(stmt.orelse, node):
         return "orelse"
     return None
+
+
+def never_runs(funcs: Functions, event: Event) -> bool:
+    """An `if` around `event` tests a parameter of its function (`if zero_grad:`, `if not
+    eval_only:`) that is false on the event's path: the call on the path into that function
+    passes a false literal or leaves a false default (`def optimizer_step(self, zero_grad=False)`
+    called as `self.optimizer_step()`). Reached without such a call, every call site of the
+    function must make it false."""
+    for stmt, branch in event.guards:
+        func = funcs.idx.scope(stmt)
+        tested = _tested_parameter(stmt.test, branch)
+        if not isinstance(func, cst.FunctionDef) or tested is None or tested[0] not in parameter_names(func):
+            continue
+        name, runs_when = tested
+        calls = [c for c in event.path[:-1] if isinstance(c, cst.Call)]
+        entry = next((c for c in calls if any(t is func for t in funcs.resolve(c))), None)
+        sites = [entry] if entry is not None else funcs.call_sites(func)
+        if sites and all(_argument_truth(funcs, func, site, name) is (not runs_when) for site in sites):
+            return True
+    return False
+
+
+def _tested_parameter(test: cst.BaseExpression, branch: bool) -> tuple[str, bool] | None:
+    """(`flag`, the truth of `flag` under which the branch runs) for `if flag:` / `if not flag:`."""
+    if isinstance(test, cst.Name):
+        return test.value, branch
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and isinstance(test.expression, cst.Name):
+        return test.expression.value, not branch
+    return None
+
+
+def _argument_truth(funcs: Functions, func: cst.FunctionDef, call: cst.Call, name: str) -> bool | None:
+    """The truth of parameter `name` when `call` runs `func`: of a literal argument or of the
+    parameter's literal default; None when unknown (a variable, `*args`, `**kwargs`)."""
+    bound = bind_arguments(funcs, func, call)
+    if name in bound:
+        return literal_truth(bound[name])
+    if any(arg.star for arg in call.args):
+        return None
+    p = func.params
+    param = next((q for q in (*p.posonly_params, *p.params, *p.kwonly_params) if q.name.value == name), None)
+    return literal_truth(param.default) if param is not None and param.default is not None else None
+
+
+def literal_truth(expr: cst.BaseExpression) -> bool | None:
+    """The truth of `True`, `False`, `None` and number and string literals; None otherwise."""
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+        return expr.value == "True"
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return bool(expr.evaluated_value)
+    if isinstance(expr, cst.SimpleString):
+        return bool(expr.evaluated_value)
+    return None
+
+
+def shared_iteration(a: Event, b: Event) -> tuple[bool, cst.For | cst.While | None]:
+    """Whether `a` and `b` run in one iteration, and the innermost loop whose iteration that
+    is: (True, None) when neither runs in a loop of the scope (a step function), (False, None)
+    when they share no iteration (a schedule fast-forwarded before the training loop)."""
+    shared = [loop for loop, other in zip(a.loops, b.loops) if loop is other]
+    if shared:
+        return True, shared[-1]
+    return not a.loops and not b.loops, None
+
+
+def skips_first_iteration(
+    a: Event, b: Event, loop: cst.For | cst.While, number: Callable[[cst.BaseExpression], float | None] | None = None
+) -> bool:
+    """`a` runs under a guard on `loop`'s own variable that `b` does not share (`if epoch >
+    start_epoch: scheduler.step()`): taken as a guard that skips the first iteration, unless
+    it holds for every count from 0 on (`if epoch > -1:`, the bound's value given by
+    `number`). An accumulation period `if (i + 1) % n == 0:` around both skips nothing
+    between them."""
+    if not isinstance(loop, cst.For):
+        return False
+    variables = _name_values(loop.target)
+    shared = {(id(stmt), branch) for stmt, branch in b.guards}
+    return any(
+        variables & _name_values(stmt.test) and not (branch and _holds_from_zero(stmt.test, variables, loop, number))
+        for stmt, branch in a.guards
+        if (id(stmt), branch) not in shared
+    )
+
+
+def _holds_from_zero(
+    test: cst.BaseExpression,
+    variables: set[str],
+    loop: cst.For,
+    number: Callable[[cst.BaseExpression], float | None] | None,
+) -> bool:
+    """`epoch > -1`, `epoch >= 0`, `-1 < epoch` for a count of `range(...)` or `enumerate(...)`."""
+    if not (isinstance(loop.iter, cst.Call) and isinstance(loop.iter.func, cst.Name)):
+        return False
+    if loop.iter.func.value not in ("range", "enumerate") or not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    left = test.left
+    if isinstance(right, cst.Name) and right.value in variables:
+        left, right = right, left
+        op = {cst.LessThan: cst.GreaterThan(), cst.LessThanEqual: cst.GreaterThanEqual()}.get(type(op), op)
+    if not (isinstance(left, cst.Name) and left.value in variables):
+        return False
+    bound = (number or literal_number)(right)
+    if bound is None:
+        return False
+    return (isinstance(op, cst.GreaterThan) and bound < 0) or (isinstance(op, cst.GreaterThanEqual) and bound <= 0)
+
+
+def literal_number(expr: cst.BaseExpression) -> float | None:
+    """The value of a number literal: `3`, `-1`, `0.5`; None otherwise."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        inner = literal_number(expr.expression)
+        return -inner if inner is not None else None
+    return float(expr.evaluated_value) if isinstance(expr, (cst.Integer, cst.Float)) else None
+
+
+def _name_values(node: cst.CSTNode) -> set[str]:
+    """Every `Name` in `node`, attribute names included (`epoch` in `self.epoch`)."""
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            found.add(current.value)
+        stack.extend(children(current))
+    return found

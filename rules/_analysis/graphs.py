@@ -1,7 +1,7 @@
 """Autograd graphs: which values carry autograd history (a tensor, not a detached copy, a number
 read back or a literal), which calls compute a loss, and what the backward passes of a scope
 consume: the tensors back-propagated, the terms added into them, and every name whose value
-flows into them.
+flows into them (through assignments, and from the container a loop takes them from).
 """
 
 from __future__ import annotations
@@ -57,16 +57,23 @@ class _BackpropagatedNames:
         imps = imports(ctx)
         calls = [b for b in training(ctx).backward if idx.scope(b) is scope]
         direct: set[str] = set()
+        taken: set[str] = set()
         for call in calls:
             tensor = backpropagated(call, imps)
-            if tensor is not None:
-                direct.update(mentioned_names(tensor))
+            if tensor is None:
+                continue
+            names = mentioned_names(tensor)
+            direct.update(names)
+            # `for out in outputs: out.backward()`: the loop takes what it back-propagates from `outputs`.
+            for loop in idx.ancestors(call):
+                if isinstance(loop, cst.For) and idx.contains(loop.body, call) and names & mentioned_names(loop.target):
+                    taken.update(mentioned_names(loop.iter))
         candidates: list[cst.Assign | cst.AugAssign] = [
             *idx.within(scope, cst.Assign),
             *idx.within(scope, cst.AugAssign),
         ]
         assigns = [a for a in candidates if idx.scope(a) is scope]
-        losses, flowing = set(direct), set(direct)
+        losses, flowing = set(direct), direct | taken
         changed = True
         while changed:
             changed = False

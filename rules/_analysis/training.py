@@ -166,18 +166,8 @@ def _build_training(ctx: FileContext) -> Training:
         if (name := dotted(target.target))
     }
     calls = idx.nodes(cst.Call)
-    backward: list[cst.Call] = []
-    engines: set[str] = set()
-    for call in calls:
-        name = method_name(call) or callee_name(call)
-        if name in ("backward", "manual_backward"):
-            backward.append(call)
-            owner = receiver(call)
-            if owner is not None and call.args and name == "backward":
-                # `engine.backward(loss)`: DeepSpeed-style engines clear gradients in `step()`.
-                owner_name = dotted(owner)
-                if owner_name:
-                    engines.add(owner_name)
+    backward = [call for call in calls if (method_name(call) or callee_name(call)) in ("backward", "manual_backward")]
+    engines = _engines(backward)
     steps: list[cst.Call] = []
     stepped: dict[int, cst.BaseExpression] = {}
     clears: list[cst.CSTNode] = []
@@ -208,6 +198,30 @@ def _build_training(ctx: FileContext) -> Training:
             clears.append(delete)
     clears.sort(key=idx.order)
     return Training(idx, backward, steps, clears, stepped, optimizers)
+
+
+def _engines(backward: list[cst.Call]) -> set[str]:
+    """`engine` for `engine.backward(loss)`: DeepSpeed-style engines, whose `step()` clears
+    gradients, steps the optimizer and then the schedule given to the engine."""
+    return {
+        name
+        for call in backward
+        if method_name(call) == "backward" and call.args and (owner := receiver(call)) is not None
+        if (name := dotted(owner))
+    }
+
+
+def engine_steps(ctx: FileContext) -> list[cst.Call]:
+    """`engine.step()` of each engine that back-propagates (`engine.backward(loss)`)."""
+    train = training(ctx)
+    engines = _engines(train.backward)
+    if not engines:
+        return []
+    return [
+        call
+        for call in train.idx.nodes(cst.Call)
+        if method_name(call) == "step" and (owner := receiver(call)) is not None and dotted(owner) in engines
+    ]
 
 
 def _is_grad_attr(expr: cst.BaseExpression) -> bool:

@@ -165,6 +165,8 @@ def says_evaluation_data(name: str | None) -> bool:
 def says_epoch(name: str | None) -> bool:
     """`epoch`, `n_epochs`, `self.cur_epoch`, `_train_epoch`, `run_one_epoch`, `epoch_idx`."""
     return any(t.startswith("epoch") for t in name_tokens((name or "").rpartition(".")[2]))
+
+
 # Running a network: a call of something named like one (`model(x)`, `self.encoder(x)`), unless
 # the name is about a network rather than the network itself (`model_config`, `net_id`), or
 # its first word is a verb (`build_model(cfg)`, `load_net(path)`): those build or fetch one.
@@ -196,3 +198,18 @@ def name_says_model_run(name: str | None) -> bool:
         and tokens[-1] not in _NOT_MODEL_SUFFIXES
         and any(t in _MODEL_WORDS for t in tokens)
     )
+
+
+# `.step()` of these is not a learning-rate schedule (diffusion samplers, EMA or weight-decay
+# schedules, curricula).
+_NOT_LR_WORDS = frozenset(
+    "noise ddpm ddim pndm dpm euler diffusion sampler beta momentum ema wd weight decay teacher "
+    "temperature temp tau mask drop dropout kl curriculum data batch alpha sigma".split()
+)
+
+
+def says_scheduler(name: str | None) -> bool:
+    """`lr_scheduler`, `sched`, `warmup_scheduler`: a name that says learning-rate schedule;
+    not `noise_scheduler`, `ema_scheduler`, `wd_scheduler`."""
+    tokens = name_tokens(name or "")
+    return any(t.startswith("sched") for t in tokens) and not any(t in _NOT_LR_WORDS for t in tokens)

@@ -1,0 +1,157 @@
+"""Running totals: values summed or collected across the iterations of a loop (`total +=
+loss`, `total = total + loss`, `losses.append(loss)`, `meter.update(loss, n)` of a
+running-average meter), the value each one adds, and whether the total is started afresh
+inside the iteration. Whether the added value carries an autograd graph is `graphs`'s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+import libcst as cst
+
+from torchlint.rule import FileContext
+from torchlint.rules._analysis.callgraph import functions
+from torchlint.rules._analysis.calls import callee_name, method_name, positional, receiver, same_expr
+from torchlint.rules._analysis.dataflow import assigned_names
+from torchlint.rules._analysis.flow import enclosing_loops
+from torchlint.rules._analysis.graphs import detached, mentioned_names
+from torchlint.rules._analysis.index import Index, index
+from torchlint.rules._analysis.names import dotted
+
+
+@dataclass(frozen=True)
+class RunningTotal:
+    """One statement of a loop body that adds `value` into `accumulator`."""
+
+    statement: cst.CSTNode
+    accumulator: cst.BaseExpression
+    # The added name, or the call of a helper that returns the value.
+    value: cst.Name | cst.Call
+
+
+def running_totals(ctx: FileContext, loop: cst.For | cst.While) -> Iterator[RunningTotal]:
+    """Totals that run directly in this loop's body (not in an inner loop, nor in a nested
+    function), of a plain name or of a helper's result (`total += self.training_step(...)`)."""
+    idx = index(ctx)
+    meters = running_meters(ctx)
+    for node in idx.within(loop.body, cst.AugAssign, cst.Assign, cst.Call):
+        if enclosing_loops(idx, node)[:1] != [loop]:
+            continue
+        if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
+            value = added_operand(node.value)
+            if value is not None:
+                yield RunningTotal(node, node.target, value)
+            elif isinstance(node.value, cst.Call):
+                yield RunningTotal(node, node.target, node.value)
+        elif isinstance(node, cst.Assign) and len(node.targets) == 1:
+            target = node.targets[0].target
+            total = node.value
+            if isinstance(total, cst.BinaryOperation) and isinstance(total.operator, cst.Add):
+                for own, other in ((total.left, total.right), (total.right, total.left)):
+                    value = added_operand(other)
+                    if same_expr(own, target) and value is not None:
+                        yield RunningTotal(node, target, value)
+        elif isinstance(node, cst.Call) and method_name(node) == "append" and len(node.args) == 1:
+            owner = receiver(node)
+            item = node.args[0].value
+            if owner is not None and dotted(owner) is not None and isinstance(item, cst.Name):
+                yield RunningTotal(node, owner, item)
+        elif isinstance(node, cst.Call) and method_name(node) == "update" and positional(node):
+            owner = receiver(node)
+            value = added_operand(positional(node)[0].value)
+            if owner is not None and dotted(owner) in meters and value is not None:
+                yield RunningTotal(node, owner, value)
+
+
+def running_meters(ctx: FileContext) -> frozenset[str]:
+    """Names bound to a running-average meter: an `AverageMeter`-like class (the ImageNet
+    example's, usually imported from a utils module), or a class of this module whose
+    `update(val, ...)` adds `val` into an attribute (`self.sum += val * n`)."""
+    return ctx.analysis(_build_meters)
+
+
+def _build_meters(ctx: FileContext) -> frozenset[str]:
+    idx = index(ctx)
+    funcs = functions(ctx)
+    found: set[str] = set()
+    for assign in idx.nodes(cst.Assign):
+        if not isinstance(assign.value, cst.Call):
+            continue
+        cls = callee_name(assign.value) or ""
+        update = funcs.method(cls, "update")
+        if (update is None and cls.endswith("Meter")) or (update is not None and _sums_argument(idx, update)):
+            found.update(name for t in assign.targets if (name := dotted(t.target)) is not None)
+    return frozenset(found)
+
+
+def _sums_argument(idx: Index, update: cst.FunctionDef) -> bool:
+    params = [p.name.value for p in update.params.params if p.name.value != "self"]
+    if not params:
+        return False
+    return any(
+        isinstance(aug.operator, cst.AddAssign)
+        and isinstance(aug.target, cst.Attribute)
+        and dotted(aug.target.value) == "self"
+        and params[0] in mentioned_names(aug.value)
+        for aug in idx.within(update, cst.AugAssign)
+    )
+
+
+def added_operand(expr: cst.BaseExpression) -> cst.Name | None:
+    """`loss` in `loss`, `loss * x.size(0)`, `loss / n`; None in `w * loss.item()` (a number)."""
+    if isinstance(expr, cst.Name):
+        return expr
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)):
+        if detached(expr.left) or detached(expr.right):
+            return None
+        if isinstance(expr.operator, cst.Divide):
+            return added_operand(expr.left)
+        return added_operand(expr.left) or added_operand(expr.right)
+    return None
+
+
+def container(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """`totals` for `totals["loss"]` or `totals[k][i]`."""
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    return expr
+
+
+def restarted_in_iteration(idx: Index, loop: cst.For | cst.While, total: RunningTotal) -> bool:
+    """The accumulator is (re)bound somewhere inside the loop body (other than by the total
+    itself, `total = total + loss`), so it holds at most a bounded window of iterations."""
+    base = dotted(container(total.accumulator))
+    if base is None:
+        return True
+    assigns: list[cst.Assign | cst.AnnAssign] = [
+        *idx.within(loop.body, cst.Assign),
+        *idx.within(loop.body, cst.AnnAssign),
+    ]
+    for assign in assigns:
+        if isinstance(assign, cst.Assign) and isinstance(assign.value, cst.BinaryOperation):
+            continue
+        targets = [t.target for t in assign.targets] if isinstance(assign, cst.Assign) else [assign.target]
+        if any(dotted(container(t)) == base for t in targets):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class LoopBinding:
+    value: cst.BaseExpression
+    # The name is one element of a tuple or list target.
+    unpacked: bool
+
+
+def binding_before(idx: Index, loop: cst.For | cst.While, name: str, before: cst.CSTNode) -> LoopBinding | None:
+    """The assignment to `name` last before `before` in the loop body (source order)."""
+    found: LoopBinding | None = None
+    for assign in idx.within(loop.body, cst.Assign):
+        if idx.order(assign) >= idx.order(before):
+            break
+        if name in assigned_names(assign):
+            unpacked = any(isinstance(t.target, (cst.Tuple, cst.List)) for t in assign.targets)
+            found = LoopBinding(assign.value, unpacked)
+    return found

@@ -1,0 +1,8 @@
+from models import build_model
+
+
+def run(config, batches):
+    runner = build_model(config)
+    for features, labels in batches:
+        runner.learn(features, labels)
+        runner.advance_schedules()

@@ -1,0 +1,135 @@
+"""Unit tests of `torchlint.rules._analysis.totals`: running totals kept across the
+iterations of a loop."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from torchlint.rule import FileContext
+from torchlint.rules import _analysis as an
+
+
+def context(source: str) -> FileContext:
+    text = textwrap.dedent(source)
+    return FileContext("train.py", text, cst.parse_module(text))
+
+
+def code(ctx: FileContext, node: cst.CSTNode) -> str:
+    return ctx.module.code_for_node(node).strip()
+
+
+def first_loop(ctx: FileContext) -> cst.For:
+    return an.index(ctx).nodes(cst.For)[0]
+
+
+def test_each_kind_of_running_total_with_what_it_adds() -> None:
+    ctx = context(
+        """
+        meter = AverageMeter()
+        for x, y in loader:
+            total += loss
+            total = total + loss * n
+            acc = acc + (w * loss.item())
+            losses.append(loss)
+            meter.update(loss, n)
+            other.update(loss)
+            total += self.step(x)
+            for inner in parts:
+                nested += inner
+        """
+    )
+    found = [(code(ctx, t.accumulator), code(ctx, t.value)) for t in an.running_totals(ctx, first_loop(ctx))]
+    assert found == [
+        ("total", "loss"),
+        ("total", "loss"),
+        ("losses", "loss"),
+        ("meter", "loss"),
+        ("total", "self.step(x)"),
+    ]
+
+
+def test_meters_by_class_name_or_by_an_update_that_sums_its_argument() -> None:
+    ctx = context(
+        """
+        class Running:
+            def update(self, val, n=1):
+                self.sum += val * n
+
+        class Last:
+            def update(self, val):
+                self.val = val
+
+        a = AverageMeter()
+        b = Running()
+        c = Last()
+        """
+    )
+    assert an.running_meters(ctx) == {"a", "b"}
+
+
+def test_added_operand() -> None:
+    def operand(text: str) -> str | None:
+        found = an.added_operand(cst.parse_expression(text))
+        return found.value if found is not None else None
+
+    assert operand("loss") == "loss"
+    assert operand("loss * x.size(0)") == "loss"
+    assert operand("loss / n") == "loss"
+    assert operand("w * loss.item()") is None
+    assert operand("loss + 1") is None
+
+
+def test_a_total_restarted_inside_the_iteration() -> None:
+    ctx = context(
+        """
+        for x in loader:
+            window = 0
+            window += loss
+            kept += loss
+            stats["loss"] += loss
+        """
+    )
+    loop = first_loop(ctx)
+    restarted = {code(ctx, t.accumulator): an.restarted_in_iteration(an.index(ctx), loop, t) for t in an.running_totals(ctx, loop)}
+    assert restarted == {"window": True, "kept": False, 'stats["loss"]': False}
+
+
+def test_the_binding_before_a_statement_in_the_loop_body() -> None:
+    ctx = context(
+        """
+        for x in loader:
+            loss = first(x)
+            loss, extra = second(x)
+            total += loss
+            loss = third(x)
+        """
+    )
+    idx = an.index(ctx)
+    loop = first_loop(ctx)
+    (total,) = an.running_totals(ctx, loop)
+    binding = an.binding_before(idx, loop, "loss", total.statement)
+    assert binding is not None and code(ctx, binding.value) == "second(x)" and binding.unpacked
+    assert an.binding_before(idx, loop, "missing", total.statement) is None
+
+
+def test_a_container_whose_elements_a_loop_backpropagates_flows_into_the_backward_pass() -> None:
+    ctx = context(
+        """
+        def schedule(chunks):
+            outputs, logged = [], []
+            for chunk in chunks:
+                loss = stage(chunk)
+                outputs.append(loss)
+                logged.append(loss)
+            for loss in reversed(outputs):
+                loss.backward()
+            for loss in logged:
+                print(loss)
+        """
+    )
+    func = an.index(ctx).nodes(cst.FunctionDef)[0]
+    flowing = an.backpropagated_names(ctx, an.index(ctx), func).flowing
+    assert "outputs" in flowing
+    assert "logged" not in flowing
