@@ -33,7 +33,6 @@ function re-checks nothing.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -41,6 +40,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from torchlint.cache import content_digest
+from torchlint.digests import blake2b
 from torchlint.sources import decode, read_bytes
 
 ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
@@ -55,7 +55,7 @@ Summarizer = Callable[[str], "Summary | None"]
 
 
 def entry_digest(entry: Any) -> str:
-    return hashlib.blake2b(json.dumps(entry, sort_keys=True).encode(), digest_size=12).hexdigest()
+    return blake2b(json.dumps(entry, sort_keys=True).encode(), digest_size=12).hexdigest()
 
 
 @dataclass(frozen=True)
