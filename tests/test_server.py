@@ -194,6 +194,21 @@ def test_save_and_close(client: LspClient, workspace: Path) -> None:
     assert client.diagnostics(uri) == []
 
 
+def test_a_notebook_gets_no_diagnostics_as_docs_editors_says(client: LspClient, workspace: Path) -> None:
+    import json
+
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": BUGGY}
+    notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = workspace / "train.ipynb"
+    path.write_text(json.dumps(notebook))
+    uri = open_document(client, path, path.read_text())
+    assert client.diagnostics(uri) == []
+    done = subprocess.run(
+        [sys.executable, "-m", "torchlint", "check", "--no-cache", str(path)], capture_output=True, text=True, timeout=120
+    )
+    assert "TL001" in done.stdout  # while `check` finds the bug in the cell
+
+
 def test_without_pygls_the_command_says_what_to_install(tmp_path: Path) -> None:
     blocker = tmp_path / "sitecustomize.py"
     blocker.write_text(

@@ -56,6 +56,15 @@ def test_a_file_that_triggers_nothing_imports_no_rule_and_no_libcst(tmp_path: Pa
     assert "torchlint.rules._analysis" not in loaded
 
 
+def test_a_cached_check_imports_no_libcst_and_no_openssl(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(BUGGY)
+    first = modules_after(tmp_path, "check", "--isolated", "train.py")
+    again = modules_after(tmp_path, "check", "--isolated", "train.py")
+    assert "libcst" in first and "libcst" not in again
+    for unwanted in ("hashlib", "_hashlib"):  # BLAKE2b comes from `_blake2`, without loading libcrypto
+        assert unwanted not in first and unwanted not in again, unwanted
+
+
 def test_the_probe_command_still_works_when_asked_for(tmp_path: Path) -> None:
     assert "torchlint.probe_cli" in modules_after(tmp_path, "probe", "--help")
     done = subprocess.run([sys.executable, "-m", "torchlint", "--help"], capture_output=True, text=True, timeout=60)

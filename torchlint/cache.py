@@ -23,7 +23,6 @@ cannot be written is skipped.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import os
@@ -36,6 +35,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from torchlint import __version__
 from torchlint.config import Config
+from torchlint.digests import blake2b
 from torchlint.finding import Finding
 from torchlint.registry import RULES_PACKAGE, catalog, is_selected
 
@@ -58,7 +58,7 @@ def cache_dir(config: Config, cwd: Path) -> Path:
 
 
 def content_digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return blake2b(data, digest_size=16).hexdigest()
 
 
 def enabled_codes(config: Config) -> list[str]:
@@ -100,7 +100,7 @@ def settings_key(config: Config) -> str:
         config.fingerprint(),
         enabled_codes(config),
     ]
-    return hashlib.blake2b(json.dumps(parts).encode(), digest_size=12).hexdigest()
+    return blake2b(json.dumps(parts).encode(), digest_size=12).hexdigest()
 
 
 @dataclass(frozen=True)

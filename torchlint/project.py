@@ -36,7 +36,6 @@ removed from or edited in that package folder re-checks it only when the answer 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -44,6 +43,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from torchlint.cache import content_digest
+from torchlint.digests import blake2b
 from torchlint.sources import decode, read_bytes
 
 ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
@@ -60,7 +60,7 @@ Summarizer = Callable[[str], "Summary | None"]
 
 
 def entry_digest(entry: Any) -> str:
-    return hashlib.blake2b(json.dumps(entry, sort_keys=True).encode(), digest_size=12).hexdigest()
+    return blake2b(json.dumps(entry, sort_keys=True).encode(), digest_size=12).hexdigest()
 
 
 @dataclass(frozen=True)
