@@ -148,6 +148,21 @@ def test_every_allocation_returns_after_freeing_and_empty_cache() -> None:
     assert figures["allocated"] == figures["reserved"] == 0
 
 
+def test_what_dispatch_keeps_per_operator_changes_no_outcome() -> None:
+    run = simulate(sim("dispatch_caches"))
+    assert run.returncode == 0, run.stderr
+    findings = json.loads(run.stdout.strip().splitlines()[-1])
+    errors = {
+        "add": "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
+        "mm": "Expected all tensors to be on the same device, but got mat2 is on cpu, different from other tensors on cuda:0 "
+        "(when checking argument in method wrapper_CUDA_mm)",
+    }
+    for name, error in errors.items():
+        assert findings.pop(f"{name} mixed first") == findings.pop(f"{name} mixed after same device") == error
+        assert findings.pop(f"{name} same device first") == findings.pop(f"{name} same device after mixed") == "SimTensor"
+    assert findings == dict.fromkeys(findings, True) and len(findings) == 7
+
+
 def test_an_operator_without_a_cpu_kernel_is_inconclusive_not_a_crash_of_the_user() -> None:
     run = simulate(sim("custom_cuda_op"))
     assert run.returncode != 0

@@ -54,7 +54,7 @@ class OutOfMemory(Exception):
     """The simulated device has no room left, after freeing the cache and retrying."""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Block:
     """A piece of a segment; blocks of one segment form a doubly linked list by address."""
 
@@ -73,13 +73,15 @@ class Block:
     def is_split(self) -> bool:
         return self.prev is not None or self.next is not None
 
-    def key(self) -> tuple[int, int, int]:
-        return (self.size, self.addr, self.serial)
-
 
 # Statistics live in flat lists (every allocation and free updates several: this is the
-# simulator's hot path), at 3 * the name's position + 0 (all), 1 (small pool), 2 (large pool).
-_BASE = {name: 3 * i for i, name in enumerate(STAT_NAMES)}
+# simulator's hot path), at a statistic's base + 0 (all), 1 (small pool), 2 (large pool).
+# With no stream delays modelled (`record_stream`), a block is active exactly while it is
+# allocated: the active statistics are the allocation ones, kept once.
+_KEPT = [name for name in STAT_NAMES if name not in ("active", "active_bytes")]
+_BASE = {name: 3 * i for i, name in enumerate(_KEPT)}
+_BASE.update(active=_BASE["allocation"], active_bytes=_BASE["allocated_bytes"])
+_ALLOCATION, _SEGMENT, _INACTIVE_SPLIT, _ALLOCATED_BYTES, _RESERVED_BYTES, _INACTIVE_SPLIT_BYTES, _REQUESTED_BYTES = (_BASE[name] for name in _KEPT)
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,7 @@ class CachingAllocator:
         self.max_split: float = config.max_split_size_mb * MIB if config.max_split_size_mb else math.inf
         self.expandable = config.expandable_segments
         self._free: dict[bool, list[tuple[int, int, int, Block]]] = {True: [], False: []}
-        size = 3 * len(STAT_NAMES)
+        size = 3 * len(_KEPT)
         self._current = [0] * size
         self._peak = [0] * size
         self._allocated = [0] * size
@@ -144,32 +146,35 @@ class CachingAllocator:
 
     # --- bookkeeping -------------------------------------------------------------------
 
-    def _stat(self, name: str, small: bool, amount: int) -> None:
-        base = _BASE[name]
-        pool = base + 1 if small else base + 2
+    def _count(self, small: bool, *changes: tuple[int, int]) -> None:
+        """Apply (statistic, amount) changes to the totals and to the block's pool."""
         current = self._current
-        if amount >= 0:
-            peak = self._peak
-            total = current[base] = current[base] + amount
-            if total > peak[base]:
-                peak[base] = total
-            total = current[pool] = current[pool] + amount
-            if total > peak[pool]:
-                peak[pool] = total
-            self._allocated[base] += amount
-            self._allocated[pool] += amount
-        else:
-            current[base] += amount
-            current[pool] += amount
-            self._freed[base] -= amount
-            self._freed[pool] -= amount
+        pool = 1 if small else 2
+        for base, amount in changes:
+            i = base + pool
+            if amount >= 0:
+                peak, allocated = self._peak, self._allocated
+                total = current[base] = current[base] + amount
+                if total > peak[base]:
+                    peak[base] = total
+                total = current[i] = current[i] + amount
+                if total > peak[i]:
+                    peak[i] = total
+                allocated[base] += amount
+                allocated[i] += amount
+            else:
+                freed = self._freed
+                current[base] += amount
+                current[i] += amount
+                freed[base] -= amount
+                freed[i] -= amount
 
     def _insert(self, block: Block) -> None:
-        bisect.insort(self._free[block.small], (*block.key(), block))
+        bisect.insort(self._free[block.small], (block.size, block.addr, block.serial, block))
 
     def _remove(self, block: Block) -> None:
         free = self._free[block.small]
-        i = bisect.bisect_left(free, block.key())
+        i = bisect.bisect_left(free, (block.size, block.addr, block.serial))
         if i >= len(free) or free[i][3] is not block:
             raise AssertionError("allocator model: free list out of order")
         free.pop(i)
@@ -259,8 +264,7 @@ class CachingAllocator:
         block = Block(self._next_addr, nbytes, small)
         self._next_addr += nbytes + (1 << 30)
         self.total_reserved += nbytes
-        self._stat("segment", small, 1)
-        self._stat("reserved_bytes", small, nbytes)
+        self._count(small, (_SEGMENT, 1), (_RESERVED_BYTES, nbytes))
         self.num_device_alloc += 1
         return block
 
@@ -315,7 +319,7 @@ class CachingAllocator:
         if self.total_reserved + amount > self.capacity:
             return None
         self.total_reserved += amount
-        self._stat("reserved_bytes", block.small, amount)
+        self._count(block.small, (_RESERVED_BYTES, amount))
         self.num_device_alloc += 1
         if amount < block.size:
             rest = Block(block.addr + amount, block.size - amount, block.small, expandable=True, mapped=False)
@@ -356,6 +360,8 @@ class CachingAllocator:
 
     def _use(self, block: Block, size: int, requested: int) -> Block:
         was_split = block.is_split
+        # Counted in one call: this runs for every simulated allocation.
+        changes = [(_ALLOCATION, 1), (_REQUESTED_BYTES, requested)]
         if self._should_split(block, size):
             rest = Block(block.addr + size, block.size - size, block.small, expandable=block.expandable)
             rest.prev, rest.next = block, block.next
@@ -366,18 +372,15 @@ class CachingAllocator:
             self._insert(rest)
             if not block.expandable:
                 if was_split:
-                    self._stat("inactive_split_bytes", block.small, -size)
+                    changes.append((_INACTIVE_SPLIT_BYTES, -size))
                 else:
-                    self._stat("inactive_split_bytes", block.small, rest.size)
-                    self._stat("inactive_split", block.small, 1)
+                    changes += ((_INACTIVE_SPLIT_BYTES, rest.size), (_INACTIVE_SPLIT, 1))
         elif was_split and not block.expandable:
-            self._stat("inactive_split_bytes", block.small, -block.size)
-            self._stat("inactive_split", block.small, -1)
+            changes += ((_INACTIVE_SPLIT_BYTES, -block.size), (_INACTIVE_SPLIT, -1))
         block.allocated = True
         block.requested = requested
-        for name, amount in (("allocation", 1), ("allocated_bytes", block.size), ("active", 1), ("active_bytes", block.size)):
-            self._stat(name, block.small, amount)
-        self._stat("requested_bytes", block.small, requested)
+        changes.append((_ALLOCATED_BYTES, block.size))
+        self._count(block.small, *changes)
         return block
 
     # --- free --------------------------------------------------------------------------
@@ -387,8 +390,6 @@ class CachingAllocator:
             return
         block.allocated = False
         size = block.size
-        self._stat("allocation", block.small, -1)
-        self._stat("allocated_bytes", block.small, -size)
         split_blocks = split_bytes = 0
         for neighbour in (block.prev, block.next):
             if neighbour is not None and not neighbour.allocated and neighbour.mapped == block.mapped:
@@ -400,22 +401,20 @@ class CachingAllocator:
         if block.is_split:
             split_blocks += 1
             split_bytes += block.size
+        changes = [(_ALLOCATION, -1), (_ALLOCATED_BYTES, -size), (_REQUESTED_BYTES, -block.requested)]
         if not block.expandable:
             if split_blocks:
-                self._stat("inactive_split", block.small, split_blocks)
+                changes.append((_INACTIVE_SPLIT, split_blocks))
             if split_bytes:
-                self._stat("inactive_split_bytes", block.small, split_bytes)
-        self._stat("active", block.small, -1)
-        self._stat("active_bytes", block.small, -size)
-        self._stat("requested_bytes", block.small, -block.requested)
+                changes.append((_INACTIVE_SPLIT_BYTES, split_bytes))
+        self._count(block.small, *changes)
 
     # --- giving memory back ------------------------------------------------------------
 
     def _release_segment(self, block: Block) -> None:
         self._remove(block)
         self.total_reserved -= block.size
-        self._stat("segment", block.small, -1)
-        self._stat("reserved_bytes", block.small, -block.size)
+        self._count(block.small, (_SEGMENT, -1), (_RESERVED_BYTES, -block.size))
         self.num_device_free += 1
 
     def _release_oversize(self, small: bool, size: int) -> bool:
@@ -483,7 +482,7 @@ class CachingAllocator:
         if self._expandable_head.get(block.small) is block:
             self._expandable_head[block.small] = first
         self.total_reserved -= high - low
-        self._stat("reserved_bytes", block.small, -(high - low))
+        self._count(block.small, (_RESERVED_BYTES, -(high - low)))
         self.num_device_free += 1
         unmapped = next(p for p in self._chain_between(first, last) if not p.mapped)
         for neighbour in (unmapped.prev, unmapped.next):
@@ -506,7 +505,8 @@ class CachingAllocator:
     def memory_stats(self) -> dict[str, int]:
         """The keys of `torch.cuda.memory_stats()` that the model keeps."""
         stats: dict[str, int] = {}
-        for name, base in _BASE.items():
+        for name in STAT_NAMES:
+            base = _BASE[name]
             for offset, pool in enumerate(("all", *POOLS)):
                 i = base + offset
                 stats[f"{name}.{pool}.current"] = self._current[i]

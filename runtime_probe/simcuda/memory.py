@@ -1,14 +1,20 @@
 """Allocation and free events from the simulator, fed into the caching-allocator model.
 
-A new CPU storage wrapped as "cuda" is an allocation of its `nbytes()`, keyed by the
-storage so that views share it; it is freed when the last CPU tensor on that storage
-dies. A wrapper lives exactly as long as the real CUDA tensor would (reference counts,
-autograd's saved tensors), so the stream of events is the one CUDA's allocator sees,
-less what never appears as a tensor (workspaces, the CUDA context, kernel temporaries).
+A new CPU storage wrapped as "cuda" is an allocation of its `nbytes()`; it is freed when
+that storage dies, as CUDA's allocator gets a block back when the storage's data pointer
+is released. Views share their base's storage, and a storage lives exactly as long as
+the real CUDA one would (reference counts, autograd's saved tensors), so the stream of
+events is the one CUDA's allocator sees, less what never appears as a tensor
+(workspaces, the CUDA context, kernel temporaries).
+
+The storage's Python object carries the free: torch keeps a storage's Python object
+alive as long as the C++ storage lives, so a weak reference to it dies with the
+storage, once per storage however many tensors share it.
 """
 
 from __future__ import annotations
 
+import functools
 import weakref
 from typing import Any, Callable
 
@@ -22,40 +28,26 @@ class MemoryTracker:
     def __init__(self, config: AllocatorConfig) -> None:
         self.allocator = CachingAllocator(config)
         self.total_memory = config.total_memory
-        # Storage key -> [block, number of live CPU tensors on it].
-        self._live: dict[int, list[Any]] = {}
-        # id(weak reference) -> (the reference, storage key); tensors do not hash by identity.
-        self._refs: dict[int, tuple[weakref.ref[torch.Tensor], int]] = {}
+        # id(storage) -> (its block, the weak reference whose death frees the block).
+        self._live: dict[int, tuple[Block | None, weakref.ref[torch.UntypedStorage]]] = {}
 
     def on_new(self, elem: torch.Tensor) -> None:
         storage = elem.untyped_storage()
-        key = storage._cdata
-        entry = self._live.get(key)
-        if entry is None:
-            try:
-                block = self.allocator.malloc(storage.nbytes())
-            except OutOfMemory as exc:
-                error = torch.OutOfMemoryError(str(exc))
-                setattr(error, SIMULATED_ERROR, True)
-                raise error from None
-            entry = self._live[key] = [block, 0]
-        entry[1] += 1
-        ref = weakref.ref(elem, self._released)
-        self._refs[id(ref)] = (ref, key)
+        key = id(storage)
+        if key in self._live:
+            return
+        try:
+            block = self.allocator.malloc(storage.nbytes())
+        except OutOfMemory as exc:
+            error = torch.OutOfMemoryError(str(exc))
+            setattr(error, SIMULATED_ERROR, True)
+            raise error from None
+        self._live[key] = (block, weakref.ref(storage, functools.partial(self._released, key)))
 
-    def _released(self, ref: weakref.ref[torch.Tensor]) -> None:
-        found = self._refs.pop(id(ref), None)
-        if found is None:
-            return
-        key = found[1]
-        entry = self._live.get(key)
-        if entry is None:
-            return
-        entry[1] -= 1
-        if entry[1] == 0:
-            del self._live[key]
-            block: Block | None = entry[0]
-            self.allocator.free(block)
+    def _released(self, key: int, ref: weakref.ref[torch.UntypedStorage]) -> None:
+        entry = self._live.pop(key, None)
+        if entry is not None:
+            self.allocator.free(entry[0])
 
     def cuda_api(self) -> dict[str, Callable[..., Any]]:
         """The `torch.cuda` memory functions, answered by the model."""

@@ -16,8 +16,7 @@ the same simulation. When simulated and CPU tensors meet, the operator's device 
 from __future__ import annotations
 
 import copy
-from functools import lru_cache
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import torch
 
@@ -30,6 +29,7 @@ CPU = torch.device("cpu")
 aten = torch.ops.aten
 _Tensor = torch.Tensor
 _disabled_torch_function = torch._C._disabled_torch_function_impl
+_make_wrapper = torch.Tensor._make_wrapper_subclass
 NUMPY_MESSAGE = "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first."
 
 
@@ -203,7 +203,19 @@ def wrap(elem: torch.Tensor) -> SimTensor:
     tracker = STATE.memory
     if tracker is not None:
         tracker.on_new(elem)
-    return SimTensor(elem)
+    # SimTensor.__new__ without its Python frame: this runs for every result.
+    wrapper: SimTensor = _make_wrapper(
+        SimTensor,
+        elem.size(),
+        strides=elem.stride(),
+        storage_offset=elem.storage_offset(),
+        dtype=elem.dtype,
+        layout=elem.layout,
+        device=INNER,
+        requires_grad=False,
+    )
+    wrapper._elem = elem
+    return wrapper
 
 
 def _where(t: Any) -> str:
@@ -335,21 +347,60 @@ def _unwrap_args(values: Any, flags: list[bool]) -> list[Any]:
     return out
 
 
+class OpInfo(NamedTuple):
+    """What dispatch needs to know about an operator, worked out once per operator."""
+
+    op: Any
+    # What runs on the CPU tensors: the operator's C++ entry point or its emulation.
+    kernel: Callable[..., Any]
+    # The host waits for the result (`.item()`, `nonzero`): the stream is idle afterwards.
+    host_waits: bool
+    # Per return: the (index, name) of the input it writes to (in-place, out=), if any.
+    aliases: tuple[tuple[int, str] | None, ...]
+
+
+def _op_info(func: Any) -> OpInfo:
+    schema = func._schema
+    aliases: list[tuple[int, str] | None] = []
+    for ret in schema.returns:
+        info = ret.alias_info
+        target = None
+        if info is not None and info.is_write:
+            for i, argument in enumerate(schema.arguments):
+                if argument.alias_info is not None and argument.alias_info.before_set == info.before_set:
+                    target = (i, argument.name)
+                    break
+        aliases.append(target)
+    return OpInfo(func, EMULATED.get(func) or func._op, func in SYNC_OPS, tuple(aliases))
+
+
+# id(OpOverload) -> its OpInfo: an id is hashed in C, an OpOverload's __hash__ in Python.
+# OpOverloads live for good, and the entry checks its operator, so an id is never stale.
+_OPS: dict[int, OpInfo] = {}
+
+
 def dispatch(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    info = _OPS.get(id(func))
+    if info is None or info.op is not func:
+        info = _OPS[id(func)] = _op_info(func)
     flags = [False, False]
     inner_args = _unwrap_args(args, flags)
-    inner_kwargs = dict(zip(kwargs, _unwrap_args(kwargs.values(), flags))) if kwargs else {}
-    simulated, on_cpu = flags
-    target = inner_kwargs.get("device")
-    if target is not None:
-        to_device = target.type in ("cuda", NAME)
-        if to_device:
-            inner_kwargs["device"] = CPU
+    if kwargs:
+        inner_kwargs = dict(zip(kwargs, _unwrap_args(kwargs.values(), flags)))
+        target = inner_kwargs.get("device")
+        if target is not None:
+            to_device = target.type in ("cuda", NAME)
+            if to_device:
+                inner_kwargs["device"] = CPU
+        else:
+            to_device = flags[0]
+        if inner_kwargs.get("pin_memory"):
+            inner_kwargs["pin_memory"] = False
     else:
-        to_device = simulated
-    if inner_kwargs.get("pin_memory"):
-        inner_kwargs["pin_memory"] = False
-    if simulated and on_cpu:
+        inner_kwargs = kwargs
+        to_device = flags[0]
+    simulated = flags[0]
+    if simulated and flags[1]:
         rule = RULES.rule(func)
         if rule is Rule.COMPOSITE:
             # The operator's own decomposition, on the simulated tensors: its pieces are checked.
@@ -359,36 +410,19 @@ def dispatch(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             if error is not None:
                 raise error
     if simulated or to_device:
-        STATE.stream.on_operator(func in SYNC_OPS or (func is _TO_COPY and not to_device and not inner_kwargs.get("non_blocking")))
-    emulated = EMULATED.get(func)
+        STATE.stream.on_operator(info.host_waits or (func is _TO_COPY and not to_device and not inner_kwargs.get("non_blocking")))
     try:
-        out = emulated(*inner_args, **inner_kwargs) if emulated is not None else func(*inner_args, **inner_kwargs)
+        out = info.kernel(*inner_args, **inner_kwargs)
     except NotImplementedError as error:
         if simulated or to_device:
             raise inconclusive(f"{func} has no CPU kernel to stand in for its CUDA kernel") from error
         raise
-    return _rewrap(func, args, kwargs, out, to_device)
+    if type(out) is _Tensor and not info.aliases[0]:
+        return wrap(out) if to_device else out
+    return _rewrap(info.aliases, args, kwargs, out, to_device)
 
 
-@lru_cache(maxsize=None)
-def _aliases(func: Any) -> tuple[tuple[int, str] | None, ...]:
-    """Per return: the (index, name) of the input it writes to (in-place, out=), if any."""
-    schema = func._schema
-    found: list[tuple[int, str] | None] = []
-    for ret in schema.returns:
-        info = ret.alias_info
-        target = None
-        if info is not None and info.is_write:
-            for i, argument in enumerate(schema.arguments):
-                if argument.alias_info is not None and argument.alias_info.before_set == info.before_set:
-                    target = (i, argument.name)
-                    break
-        found.append(target)
-    return tuple(found)
-
-
-def _rewrap(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any, to_device: bool) -> Any:
-    aliases = _aliases(func)
+def _rewrap(aliases: tuple[tuple[int, str] | None, ...], args: tuple[Any, ...], kwargs: dict[str, Any], out: Any, to_device: bool) -> Any:
     single = not isinstance(out, (tuple, list))
     outs = (out,) if single else out
     results: list[Any] = []
