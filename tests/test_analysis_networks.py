@@ -307,6 +307,8 @@ class TestParameterFree:
             ("self.inner = Inner()", False),
             ("self.net = net", False),
             ("self.blocks = make_blocks(hop)", False),
+            ("self.hop, self.net = hop, net", False),
+            ("self.net: nn.Module = net", False),
         ],
     )
     def test_the_constructor_decides(self, init: str, free: bool) -> None:

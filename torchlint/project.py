@@ -150,7 +150,8 @@ class Project:
     module's summary, from the cache (`known`) or computed once per process.
 
     `known` maps absolute paths to (content digest, summary) pairs from earlier runs;
-    `checked` are the folders named on the command line; `computed` collects the summaries this process made, for the caller to cache."""
+    `checked` are the folders named on the command line; `computed` collects the
+    summaries this process made, for the caller to cache."""
 
     def __init__(
         self,

@@ -34,7 +34,7 @@ from torchlint.rules._analysis.calls import (
     positional,
     receiver,
 )
-from torchlint.rules._analysis.dataflow import assigned_values
+from torchlint.rules._analysis.dataflow import assigned_values, target_elements
 from torchlint.rules._analysis.index import Index, index
 from torchlint.rules._analysis.modes import grad_free_decorated, model_key, runs_with_gradients, wrapped_model
 from torchlint.rules._analysis.names import Imports, dotted, imports, last_name, string_text
@@ -227,10 +227,12 @@ class Networks:
             return False
         for func in idx.within(cls, cst.FunctionDef):
             literal_params = {p.name.value for p in func.params.params if p.default is not None and _literal(p.default)}
-            for assign in idx.within(func, cst.Assign):
-                if any(isinstance(t.target, cst.Attribute) for t in assign.targets) and not self._plain_value(
-                    assign.value, literal_params, idx
-                ):
+            for assign in idx.within(func, cst.Assign, cst.AnnAssign, cst.AugAssign):
+                targets = [t.target for t in assign.targets] if isinstance(assign, cst.Assign) else [assign.target]
+                sets_attribute = any(
+                    isinstance(element, cst.Attribute) for target in targets for element in target_elements(target)
+                )
+                if sets_attribute and (assign.value is None or not self._plain_value(assign.value, literal_params, idx)):
                     return False
         return True
 
