@@ -116,6 +116,21 @@ class EvalWithoutNoGrad(Rule):
     CONFIRMED_BY = ("TL004",)
 
     VALID = (
+        # a module of the file with only buffers, fed data: no parameter, so no graph
+        """
+        import torch
+        class MelScale(torch.nn.Module):
+            def __init__(self, n_mels=64):
+                super().__init__()
+                self.n_mels = n_mels
+                self.register_buffer("weights", torch.rand(n_mels, 129))
+            def forward(self, power):
+                return torch.log(self.weights @ power + 1e-6)
+        mel = MelScale()
+        mel.eval()
+        for power in spectrogram_batches:
+            features.append(mel(power))
+        """,
         # a method of the same class that runs the model under no_grad
         """
         import torch
@@ -428,6 +443,34 @@ class EvalWithoutNoGrad(Rule):
         """,
     )
     INVALID = (
+        # a buffer-only module fed the output of a trainable encoder: the graph reaches its weights
+        """
+        import torch
+        class MelScale(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("weights", torch.rand(64, 129))
+            def forward(self, power):
+                return self.weights @ power
+        mel = MelScale()
+        mel.eval()
+        for x in batches:
+            out = mel(encoder(x))  # expect: TL004
+        """,
+        # a module that takes its layers from its caller may own parameters
+        """
+        import torch
+        class Head(torch.nn.Module):
+            def __init__(self, proj):
+                super().__init__()
+                self.proj = proj
+            def forward(self, x):
+                return self.proj(x)
+        head = Head(torch.nn.Linear(4, 2))
+        head.eval()
+        for x in batches:
+            out = head(x)  # expect: TL004
+        """,
         # the evaluation runs through a method of the same class
         """
         import torch
@@ -693,6 +736,8 @@ class EvalWithoutNoGrad(Rule):
                     continue
                 event = evals.eval_before(call, key)
                 if event is None or evals.is_frozen(key) or evals.regions.grad_free(call):
+                    continue
+                if evals.runs_parameter_free(call, key):
                     continue
                 if evals.wants_gradients(scope, event.order):
                     continue

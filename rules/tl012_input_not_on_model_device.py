@@ -202,6 +202,20 @@ class InputNotOnModelDevice(Rule):
         net = Net().to(device)
         fit(net, DeviceDataLoader(DataLoader(train_ds, batch_size=64), device))
         """,
+        # A fresh model bound to the name after the move is on the CPU again.
+        """
+        import torch
+        net = Net()
+        net.to(device)
+        for x, y in train_loader:
+            net(x.to(device)).sum().backward()
+        torch.save(net.state_dict(), "net.pth")
+        net = Net()
+        net.load_state_dict(torch.load("net.pth"))
+        with torch.no_grad():
+            for images, labels in test_loader:
+                print(net(images).argmax(1))
+        """,
         # The model is moved only after the loop.
         """
         def main():
@@ -344,6 +358,14 @@ class InputNotOnModelDevice(Rule):
                 outputs = cnn(images)  # expect: TL012
                 loss = criterion(outputs, labels)
         """,
+        # The name is bound again, but to the moved model compiled.
+        """
+        model = Net()
+        model.to("cuda")
+        model = torch.compile(model)
+        for x, y in loader:
+            out = model(x)  # expect: TL012
+        """,
         # The device literal on the model, forward() spelled out.
         """
         model = Net().to("cuda:0")
@@ -405,6 +427,8 @@ class _Finder:
         if not moves:
             return None
         for move in moves:
+            if self.placements.rebuilt_since(move, func):
+                continue
             if self.idx.scope(move) is not home or self.idx.order(move) < self.idx.order(loop):
                 return move
         return None

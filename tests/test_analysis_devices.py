@@ -75,3 +75,34 @@ class TestUnpackedResults:
             """
         )
         assert len(cpus) == 2 and all(finder.reaches_device(c) for c in cpus)
+
+
+class TestRebuiltSince:
+    """`Placements.rebuilt_since`: a fresh model bound to the name after a move is not on
+    the accelerator."""
+
+    @pytest.mark.parametrize(
+        ("between", "rebuilt"),
+        [
+            ("net = Net()", True),
+            ("net = torch.compile(net)", False),
+            ("if fresh:\n    net = Net()", False),
+            ("pass", False),
+        ],
+    )
+    def test_the_binding_between_decides(self, between: str, rebuilt: bool) -> None:
+        text = "import torch\nnet = Net()\nnet.to('cuda')\n" + between + "\nout = net(x)\n"
+        ctx = FileContext("eval.py", text, cst.parse_module(text))
+        place = an.placements(ctx)
+        (move,) = place.models["net"]
+        use = next(c.func for c in an.index(ctx).nodes(cst.Call) if an.callee_name(c) == "net")
+        assert place.rebuilt_since(move, use) is rebuilt
+
+    def test_a_move_of_the_fresh_model_is_its_own(self) -> None:
+        text = "net = Net().cuda()\nnet = Net().cuda()\nout = net(x)\n"
+        ctx = FileContext("eval.py", text, cst.parse_module(text))
+        place = an.placements(ctx)
+        first, second = place.models["net"]
+        use = next(c.func for c in an.index(ctx).nodes(cst.Call) if an.callee_name(c) == "net")
+        assert place.rebuilt_since(first, use)
+        assert not place.rebuilt_since(second, use)

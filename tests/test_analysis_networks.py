@@ -290,3 +290,63 @@ class TestInsertions:
         assert ctx.module.code_for_node(after_doc[1]).split() == ['"""Doc."""', "m.eval()", "return", "1"]
         first = an.insert_first(g.body, "m.eval()")
         assert first is not None and ctx.module.code_for_node(first[1]).split()[0] == "m.eval()"
+
+
+class TestParameterFree:
+    """`Networks.parameter_free`: a module class of the file that, as its body shows, owns
+    only buffers."""
+
+    @pytest.mark.parametrize(
+        ("init", "free"),
+        [
+            ('self.register_buffer("fb", torch.randn(80, 201))', True),
+            ("self.hop = hop", True),
+            ("self.fc = nn.Linear(4, 2)", False),
+            ("self.w = nn.Parameter(torch.zeros(3))", False),
+            ('self.register_parameter("w", None)', False),
+            ("self.inner = Inner()", False),
+            ("self.net = net", False),
+            ("self.blocks = make_blocks(hop)", False),
+            ("self.hop, self.net = hop, net", False),
+            ("self.net: nn.Module = net", False),
+        ],
+    )
+    def test_the_constructor_decides(self, init: str, free: bool) -> None:
+        ctx = context(
+            f"""
+            import torch
+            from torch import nn
+            class Features(nn.Module):
+                def __init__(self, net=None, hop=160):
+                    super().__init__()
+                    {init}
+                def forward(self, x):
+                    return x
+            """
+        )
+        assert an.networks(ctx).parameter_free("Features") is free
+
+    def test_a_subclass_of_a_class_of_the_file_is_not_judged(self) -> None:
+        ctx = context(
+            """
+            import torch
+            class Base(torch.nn.Module):
+                pass
+            class Features(Base):
+                def forward(self, x):
+                    return x
+            """
+        )
+        assert not an.networks(ctx).parameter_free("Features")
+        assert an.networks(ctx).parameter_free("Base")
+
+    def test_a_layer_built_in_forward_counts(self) -> None:
+        ctx = context(
+            """
+            import torch
+            class Features(torch.nn.Module):
+                def forward(self, x):
+                    return torch.nn.Conv1d(1, 1, 3)(x)
+            """
+        )
+        assert not an.networks(ctx).parameter_free("Features")

@@ -208,3 +208,27 @@ def test_fixing_a_file_checks_it_again_with_the_project(project: Path) -> None:
     result = fix_findings(found, Config(), unsafe=False, write=True, cwd=project)
     assert "no_grad" in script.read_text()
     assert result.findings == []  # not TL016: the helper that selects the GPU is still seen
+
+
+# -- a checkout of the `.py` files alone: the folder named on the command line is a root
+
+RECIPES = Path(__file__).parent / "data" / "projects" / "recipes_layout"
+
+
+def test_a_script_in_a_plain_subfolder_sees_the_root_level_packages_of_the_checked_folder() -> None:
+    project = Project(no_summaries, checked=[RECIPES])
+    module = ProjectView.of(project, RECIPES / "recipes" / "generate.py").module
+    found = project.find_module("tune.utils", module.search)
+    assert found is not None and found.path == RECIPES / "tune" / "utils.py"
+    assert project.find_module("tune.utils", Project(no_summaries).search(RECIPES / "recipes" / "generate.py")) is None
+
+
+def test_a_helper_of_a_root_level_package_selects_the_gpu_in_a_checkout_without_markers(tmp_path: Path) -> None:
+    checkout = tmp_path / "checkout"
+    shutil.copytree(RECIPES, checkout)
+    assert findings([checkout], cwd=tmp_path).findings == []
+    helper = checkout / "tune" / "utils.py"
+    helper.write_text(helper.read_text().replace("torch.cuda.set_device(device)", "pass"))
+    assert {(f.code, Path(f.filename).name) for f in findings([checkout], cwd=tmp_path).findings} == {
+        ("TL016", "generate.py")
+    }

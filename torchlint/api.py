@@ -137,8 +137,9 @@ def check_paths(
         names.append(task.name)
     findings: list[Finding] = []
     cached = 0
+    folders = [cwd / p for p in paths if (cwd / p).is_dir()]
     for group_config, tasks in groups.values():
-        group_findings, group_cached = _check_group(tasks, group_config, jobs, cache_dir)
+        group_findings, group_cached = _check_group(tasks, group_config, jobs, cache_dir, folders)
         findings.extend(group_findings)
         cached += group_cached
     return CheckResult(findings=sorted(findings), files_checked=len(names), files=names, files_cached=cached)
@@ -154,12 +155,15 @@ def _excluded_below(config: Config, path: Path, named: set[Path], cwd: Path) -> 
     return excluded_by(config, path, cwd)
 
 
-def _check_group(tasks: list[FileTask], config: Config, jobs: int | None, cache_dir: Path | None) -> tuple[list[Finding], int]:
-    """Check files that share `config`: (their findings, how many came from the cache)."""
+def _check_group(
+    tasks: list[FileTask], config: Config, jobs: int | None, cache_dir: Path | None, folders: Sequence[Path] = ()
+) -> tuple[list[Finding], int]:
+    """Check files that share `config`: (their findings, how many came from the cache);
+    `folders`: the folders named on the command line, roots of the project's modules."""
     cache = ResultCache.open(cache_dir, config) if cache_dir is not None else None
     # Phase one, lazily: summaries of the project's modules, from the cache or computed
     # where a check (or the validation of a cached result) looks one up.
-    project = Project(summarize_text, cache.summaries() if cache is not None else None)
+    project = Project(summarize_text, cache.summaries() if cache is not None else None, folders)
     per_file: list[list[Finding] | None] = [None] * len(tasks)
     if cache is not None:
         for i, task in enumerate(tasks):

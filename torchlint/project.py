@@ -12,7 +12,11 @@ when the project is run, per file:
   for a file in no package, its own folder: the siblings of a script run as
   `python train.py`;
 - the project root, the nearest folder above the file that holds `pyproject.toml`,
-  `setup.cfg`, `setup.py` or `.git`, and its `src/` folder (the `src` layout).
+  `setup.cfg`, `setup.py` or `.git`, and its `src/` folder (the `src` layout);
+- the folder named on the command line that holds the file, and its `src/`, when no such
+  marker lies between them (a checkout of the `.py` files alone): a script in a
+  subfolder that is not a package (`recipes/generate.py`) sees the root-level packages
+  (`from tune import utils`), as when the project runs from its root.
 A module name resolves to the first `a/b.py` or `a/b/__init__.py` below those folders.
 Nothing else is searched: installed packages stay unknown (a lookup answers None), and
 where unknown could go either way, rules stay silent.
@@ -108,21 +112,24 @@ class Entry:
         return str(self.data.get("kind", ""))
 
 
-def search_path(path: Path) -> tuple[Path, ...]:
-    """The folders a file's imports are resolved in (see the module docstring)."""
+def search_path(path: Path, checked: Iterable[Path] = ()) -> tuple[Path, ...]:
+    """The folders a file's imports are resolved in (see the module docstring); `checked`:
+    the folders named on the command line (absolute)."""
     folder = path.parent
     top = folder
     while (top / "__init__.py").is_file() and top.parent != top:
         top = top.parent
     found = [top]
-    root = folder
-    while True:
+    root: Path | None = folder
+    while root is not None:
         if any((root / marker).exists() for marker in ROOT_MARKERS):
             found.extend([root, root / "src"])
             break
-        if root.parent == root:
-            break
-        root = root.parent
+        root = root.parent if root.parent != root else None
+    holding = [c for c in checked if c == folder or c in folder.parents]
+    nearest = max(holding, key=lambda c: len(c.parts), default=None)
+    if nearest is not None and (root is None or root in nearest.parents):
+        found.extend([nearest, nearest / "src"])
     unique: list[Path] = []
     for candidate in found:
         if candidate not in unique and candidate.is_dir():
@@ -143,10 +150,18 @@ class Project:
     module's summary, from the cache (`known`) or computed once per process.
 
     `known` maps absolute paths to (content digest, summary) pairs from earlier runs;
-    `computed` collects the summaries this process made, for the caller to cache."""
+    `checked` are the folders named on the command line; `computed` collects the
+    summaries this process made, for the caller to cache."""
 
-    def __init__(self, summarize: Summarizer, known: dict[str, tuple[str, Summary | None]] | None = None) -> None:
+    def __init__(
+        self,
+        summarize: Summarizer,
+        known: dict[str, tuple[str, Summary | None]] | None = None,
+        checked: Iterable[Path] = (),
+    ) -> None:
         self._summarize = summarize
+        # The folders named on the command line, absolute: roots of checkouts without markers.
+        self.checked = tuple(Path(os.path.abspath(folder)) for folder in checked)
         self.known: dict[str, tuple[str, Summary | None]] = dict(known or {})
         self.computed: dict[str, tuple[str, Summary | None]] = {}
         self._summaries: dict[Path, Summary | None] = {}
@@ -161,7 +176,7 @@ class Project:
         """The search path of a file: the same for every file of a folder."""
         found = self._searches.get(path.parent)
         if found is None:
-            found = self._searches[path.parent] = search_path(path)
+            found = self._searches[path.parent] = search_path(path, self.checked)
         return found
 
     def module_of(self, path: Path) -> ModuleRef:

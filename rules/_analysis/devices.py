@@ -844,6 +844,22 @@ class Placements:
                 moves.setdefault(key, []).append(call)
         return moves
 
+    def rebuilt_since(self, move: cst.Call, use: cst.BaseExpression) -> bool:
+        """Every binding of the model name `use` that may reach it binds a fresh model, built
+        after `move` without the moved one (`net = Net()` after `net.to(device)`; not
+        `net = torch.compile(net)`): the model that `move` put on the accelerator is gone."""
+        if not isinstance(use, cst.Name):
+            return False
+        reaching = bindings(self.ctx).reaching(use)
+        same_scope = self.idx.scope(move) is self.idx.scope(use)
+        return bool(reaching) and all(
+            binding.value is not None
+            and not any(node is move for node in self.idx.within(binding.node, cst.Call))
+            and not any(isinstance(n, cst.Name) and n.value == use.value for n in self.idx.within(binding.value, cst.Name))
+            and (not same_scope or binding.order > self.idx.end(move))
+            for binding in reaching
+        )
+
     def moves_to_accelerator(self, call: cst.Call) -> bool:
         method = method_name(call)
         if method == "cuda":

@@ -19,6 +19,7 @@ import builtins
 import re
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Sequence
 
 import libcst as cst
 
@@ -34,12 +35,14 @@ from torchlint.rules._analysis.calls import (
     positional,
     receiver,
 )
-from torchlint.rules._analysis.dataflow import assigned_values, bindings, target_names
+from torchlint.rules._analysis.dataflow import assigned_values, Binding, bindings, target_names
+from torchlint.rules._analysis.devices import FACTORIES
 from torchlint.rules._analysis.graphs import is_loss_call
 from torchlint.rules._analysis.grad_regions import grad_regions
 from torchlint.rules._analysis.index import Index, index
 from torchlint.rules._analysis.modes import grad_free_decorated, in_grad_free_block, model_key
-from torchlint.rules._analysis.names import dotted, imports, last_name, mentions
+from torchlint.rules._analysis.names import dotted, Imports, imports, last_name, mentions
+from torchlint.rules._analysis.networks import networks
 from torchlint.rules._analysis.vocabulary import name_says_forward
 
 # Module methods that return the module itself: `Net().to(device).eval()` is still `Net()`.
@@ -353,6 +356,40 @@ class Evaluations:
         """The model's parameters are frozen somewhere in the module (matched by last name)."""
         return key.rpartition(".")[2] in self.frozen
 
+    def runs_parameter_free(self, call: cst.Call, key: str) -> bool:
+        """`features(spec)` where `features` is only ever built as a class of this module
+        that owns no parameters (only buffers) and `spec` needs no gradient: the forward
+        records no graph, so gradients being enabled costs nothing."""
+        built = [strip_self_returning(v) for v in assigned_values(self.ctx).get(key, [])]
+        nets = networks(self.ctx)
+        if not built or not all(
+            isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and nets.parameter_free(v.func.value) for v in built
+        ):
+            return False
+        return self.needs_no_gradient(call.args)
+
+    def needs_no_gradient(self, args: Sequence[cst.Arg]) -> bool:
+        """Every argument is data that needs no gradient: names bound only by loops over
+        data or by torch factory calls, their subscripts and attributes, and literals; no
+        call other than a torch function, and nothing in the module asks for `requires_grad`."""
+        if "requires_grad" in self.ctx.source:
+            return False
+        idx = self.idx
+        for arg in args:
+            for call in idx.within(arg.value, cst.Call):
+                if not (self.imps.callee(call) or "").startswith("torch.") or keyword(call, "requires_grad"):
+                    return False
+            for name in idx.within(arg.value, cst.Name):
+                parent = idx.parent(name)
+                if isinstance(parent, cst.Attribute) and parent.attr is name:
+                    continue
+                if (self.imps.qualify(name) or "").startswith("torch"):
+                    continue
+                reaching = self.bindings.reaching(name)
+                if not reaching or not all(_binds_data(b, self.imps) for b in reaching):
+                    return False
+        return True
+
     def wants_gradients(self, scope: cst.CSTNode, after: int) -> bool:
         """The scope back-propagates or steps after `after`, or asks for input gradients."""
         for call in self.idx.within(scope, cst.Call):
@@ -478,6 +515,14 @@ class Evaluations:
             if owners:
                 return owners
         return None
+
+
+def _binds_data(binding: Binding, imps: Imports) -> bool:
+    """A loop over data (`for spec in batches`), or a torch factory call (`torch.randn(...)`)."""
+    if isinstance(binding.node, cst.For):
+        return True
+    value = binding.value
+    return isinstance(value, cst.Call) and imps.callee(value) in FACTORIES
 
 
 def forward_key(call: cst.Call, keys: set[str]) -> str | None:

@@ -34,8 +34,8 @@ from torchlint.rules._analysis.calls import (
     positional,
     receiver,
 )
-from torchlint.rules._analysis.dataflow import assigned_values
-from torchlint.rules._analysis.index import index
+from torchlint.rules._analysis.dataflow import assigned_values, target_elements
+from torchlint.rules._analysis.index import Index, index
 from torchlint.rules._analysis.modes import grad_free_decorated, model_key, runs_with_gradients, wrapped_model
 from torchlint.rules._analysis.names import Imports, dotted, imports, last_name, string_text
 from torchlint.rules._analysis.training import training
@@ -167,7 +167,8 @@ class Networks:
     def __init__(self, ctx: FileContext, project_class: Callable[[cst.Call], bool] | None = None) -> None:
         self.imps: Imports = imports(ctx)
         self.assigned = assigned_values(ctx)
-        self.classes = {cls.name.value: cls for cls in index(ctx).nodes(cst.ClassDef)}
+        self.idx = index(ctx)
+        self.classes = {cls.name.value: cls for cls in self.idx.nodes(cst.ClassDef)}
         self.project_class = project_class or (lambda call: False)
         self._module_classes: dict[str, bool] = {}
 
@@ -211,10 +212,83 @@ class Networks:
             )
         return isinstance(expr, (cst.Name, cst.Attribute)) and self.holds_module(expr, depth)
 
+    def parameter_free(self, name: str) -> bool:
+        """A class of this module that subclasses `torch.nn.Module` directly and, as far as its
+        visible body shows, owns no parameters: no `torch.nn` layer, `nn.Parameter`,
+        `register_parameter` or class built anywhere in it, and every attribute its methods set
+        is plain data (literals, torch tensors, `__init__` arguments with number, string or boolean defaults).
+        Only buffers (`register_buffer`): running it records no autograd graph for inputs
+        that need no gradient. Unknown or doubtful: False."""
+        cls = self.classes.get(name)
+        if cls is None or not cls.bases or not all(_plain_module_base(self.imps, b.value) for b in cls.bases):
+            return False
+        idx = self.idx
+        if any(not self._parameter_free_call(call) for call in idx.within(cls, cst.Call)):
+            return False
+        for func in idx.within(cls, cst.FunctionDef):
+            literal_params = {p.name.value for p in func.params.params if p.default is not None and _literal(p.default)}
+            for assign in idx.within(func, cst.Assign, cst.AnnAssign, cst.AugAssign):
+                targets = [t.target for t in assign.targets] if isinstance(assign, cst.Assign) else [assign.target]
+                sets_attribute = any(
+                    isinstance(element, cst.Attribute) for target in targets for element in target_elements(target)
+                )
+                if sets_attribute and (assign.value is None or not self._plain_value(assign.value, literal_params, idx)):
+                    return False
+        return True
+
+    def _parameter_free_call(self, call: cst.Call) -> bool:
+        """A call that cannot add a parameter or a sub-module to the class."""
+        qualified = self.imps.callee(call) or ""
+        last = qualified.rpartition(".")[2]
+        if last in _PARAMETER_MAKERS:
+            return False
+        if qualified.startswith(("torch.nn.", "nn.")) and not qualified.startswith(_NN_FUNCTIONS):
+            return False
+        return not last[:1].isupper() or qualified.startswith("torch.")
+
+    def _plain_value(self, value: cst.BaseExpression, literal_params: set[str], idx: Index) -> bool:
+        """An attribute value that holds no module: its calls are torch functions (not
+        `torch.nn` layers) or builtins, its names literal-default arguments, constants or
+        builtins."""
+        for call in idx.within(value, cst.Call):
+            qualified = self.imps.callee(call) or ""
+            if not (qualified.startswith("torch.") or qualified in _PLAIN_BUILTINS):
+                return False
+        for node in idx.within(value, cst.Name):
+            parent = idx.parent(node)
+            if isinstance(parent, cst.Attribute) and parent.attr is node:
+                continue
+            if node.value not in literal_params and node.value not in _PLAIN_BUILTINS and not (
+                (self.imps.qualify(node) or "").startswith("torch")
+            ):
+                return False
+        return True
+
     def _moves_off_host(self, call: cst.Call) -> bool:
         """`.to(device)`, `.to("cuda")`: a move with a device argument that is not the CPU."""
         target = keyword(call, "device") or next(iter(positional(call)), None)
         return target is not None and not is_cpu_literal(target.value)
+
+
+# Calls that add a parameter or a sub-module to a module.
+_PARAMETER_MAKERS = frozenset({"Parameter", "register_parameter", "add_module", "register_module", "UninitializedParameter"})
+# `torch.nn` functions that build no layer.
+_NN_FUNCTIONS = ("torch.nn.functional.", "torch.nn.init.", "nn.functional.", "nn.init.")
+_PLAIN_BUILTINS = frozenset({"int", "float", "bool", "str", "len", "min", "max", "abs", "round", "True", "False", "None"})
+
+
+def _plain_module_base(imps: Imports, base: cst.BaseExpression) -> bool:
+    return imps.qualify(base) in ("torch.nn.Module", "nn.Module")
+
+
+def _literal(expr: cst.BaseExpression) -> bool:
+    """A number, string, `True` / `False`, or a negated number (not `None`, a common default
+    of an argument that takes a module)."""
+    if isinstance(expr, cst.UnaryOperation):
+        expr = expr.expression
+    if isinstance(expr, cst.Name):
+        return expr.value in ("True", "False")
+    return isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString))
 
 
 def networks(ctx: FileContext) -> Networks:

@@ -1,0 +1,1 @@
+"""A root-level package that the recipes import."""
