@@ -237,6 +237,8 @@ class TestEvaluations:
             True,
         ]
         assert not any(an.name_says_forward(n) for n in ("generate", "parameters", "set_input", "save", None))
+        assert an.name_says_forward("run_inference")
+        assert not any(an.name_says_forward(n) for n in ("enable_forward_chunking", "set_decoder", "register_forward_hook"))
         ctx = context(
             """
             import torch

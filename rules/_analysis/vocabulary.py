@@ -81,8 +81,13 @@ _FORWARD_WORDS = frozenset("forward infer inference predict encode decode embed 
 
 
 def name_says_forward(name: str | None) -> bool:
-    """`infer`, `predict_proba`, `forward_features`, `encode_image`, `extract_feat`."""
-    return bool(name) and any(t in _FORWARD_WORDS for t in name_tokens(name or ""))
+    """`infer`, `predict_proba`, `forward_features`, `encode_image`, `extract_feat`,
+    `run_inference`; not `enable_forward_chunking` or `set_decoder`, which configure a
+    network: the name has to start with the verb (after a `run` or `do`)."""
+    tokens = name_tokens(name or "")
+    if tokens[:1] in (["run"], ["do"]):
+        tokens = tokens[1:]
+    return bool(tokens) and tokens[0] in _FORWARD_WORDS
 
 
 # Calls that wrap a network and run its layers as they are.
