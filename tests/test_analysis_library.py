@@ -680,3 +680,39 @@ class TestAccumulation:
 
     def test_a_loss_divided_by_n(self) -> None:
         assert self.found(" / accum_steps") == [("accum_steps", True)]
+
+
+def test_functions_are_looked_up_where_python_would() -> None:
+    ctx = context(
+        """
+        import functools
+
+        def helper():
+            pass
+
+        def first():
+            def fn():
+                pass
+            run(fn)
+
+        def second(opt):
+            def fn_base(optimizer, weight):
+                optimizer.zero_grad()
+            fn = functools.partial(fn_base, opt, weight=1)
+            run(fn)
+            helper()
+            fn()
+        """
+    )
+    funcs = an.functions(ctx)
+    runs = calls_named(ctx, "run")
+    assert [f.name.value for f in funcs.passed_functions(runs[0])] == ["fn"]
+    closures = funcs.passed_closures(runs[1])
+    # The nested `fn` of `first` is not visible in `second`: only the partial's target is.
+    assert [(f.name.value, code(ctx, p) if p is not None else None) for f, p in closures] == [
+        ("fn_base", "functools.partial(fn_base, opt, weight=1)")
+    ]
+    assert [f.name.value for f in funcs.resolve(calls_named(ctx, "helper")[0])] == ["helper"]
+    assert funcs.resolve(calls_named(ctx, "fn")[0]) == []
+    second = next(f for f in an.index(ctx).nodes(cst.FunctionDef) if f.name.value == "second")
+    assert {f.name.value for f in funcs.reachable(second)} == {"second", "fn_base", "helper"}

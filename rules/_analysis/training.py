@@ -46,14 +46,18 @@ class Training:
     def optimizer_of(self, step: cst.Call) -> cst.BaseExpression:
         return self.stepped[id(step)]
 
-    def clears_gradients_of(self, clear: cst.CSTNode, step: cst.Call) -> bool:
-        """Whether `clear` may clear the gradients that `step` applies.
+    def clears_gradients_of(
+        self, clear: cst.CSTNode, step: cst.Call, cleared_as: cst.BaseExpression | None = None
+    ) -> bool:
+        """Whether `clear` may clear the gradients that `step` applies; `cleared_as` is the
+        clear's receiver as the step's code spells it (a parameter bound to an optimizer).
 
         Only `X.zero_grad()` of something that is plainly another network's optimizer, or
         another optimizer's model, is ruled out (a GAN clearing one side only)."""
         if not (isinstance(clear, cst.Call) and method_name(clear) == "zero_grad"):
             return True
-        cleared = dotted(receiver(clear)) if receiver(clear) is not None else None  # type: ignore[arg-type]
+        owner = cleared_as if cleared_as is not None else receiver(clear)
+        cleared = dotted(owner) if owner is not None else None
         stepped = dotted(self.optimizer_of(step))
         if cleared is None or stepped is None or cleared == stepped:
             return True
