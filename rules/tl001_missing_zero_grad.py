@@ -268,6 +268,21 @@ class MissingZeroGrad(Rule):
                 optimizer.step(closure)
                 optimizer_twin.step(closure_twin)
         """,
+        # A project helper returns the optimizer and its schedule: the schedule's step is no
+        # optimizer step.
+        """
+        def setup_optimizers(net, total_steps):
+            adam = torch.optim.AdamW(net.parameters(), lr=3e-4)
+            warm = torch.optim.lr_scheduler.LinearLR(adam, 0.1, total_iters=total_steps)
+            return adam, warm
+
+        optim, lr_scheduler = setup_optimizers(net, 1000)
+        for images in loader:
+            optim.zero_grad()
+            net(images).mean().backward()
+            optim.step()
+            lr_scheduler.step()
+        """,
         # Accelerate: backward through the accelerator, clear in the loop.
         """
         from accelerate import Accelerator

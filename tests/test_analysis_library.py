@@ -270,6 +270,22 @@ class TestTraining:
         assert [code(ctx, c).strip() for c in t.clears] == ["optimizer.zero_grad()", "p.grad = None"]
         assert t.models == {"optimizer": "model"}
 
+    def test_results_of_an_optimizer_factory_are_what_their_names_say(self) -> None:
+        ctx = context(
+            """
+            optimizer, scheduler = init_optimizer(model)
+            lr_sched = build_optimizer(cfg)
+            opt = create_optimizer(model)
+            for x in loader:
+                opt.step()
+                scheduler.step()
+                lr_sched.step()
+            """
+        )
+        t = an.training(ctx)
+        assert set(t.models) == {"optimizer", "opt"}
+        assert [code(ctx, s) for s in t.steps] == ["opt.step()"]
+
     def test_a_gan_clear_of_the_other_optimizer_does_not_count(self) -> None:
         ctx = context(
             """

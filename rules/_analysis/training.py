@@ -118,19 +118,17 @@ def _bound_optimizers(idx: Index, imps: Imports) -> dict[str, str | None]:
         unpacked = short in ("prepare", "initialize") and (
             short == "prepare" or callee.startswith("deepspeed")
         )
-        is_optimizer = (
-            (
-                callee.startswith("torch.optim.")
-                and "lr_scheduler" not in callee
-                and "swa_utils" not in callee  # SWALR is a schedule, AveragedModel a model
-                and short[:1].isupper()
-            )
-            or is_optimizer_class(short)
-            or OPTIMIZER_FACTORY.match(short) is not None
-        )
+        from_class = (
+            callee.startswith("torch.optim.")
+            and "lr_scheduler" not in callee
+            and "swa_utils" not in callee  # SWALR is a schedule, AveragedModel a model
+            and short[:1].isupper()
+        ) or is_optimizer_class(short)
+        is_optimizer = from_class or OPTIMIZER_FACTORY.match(short) is not None
         if not (is_optimizer or unpacked):
             continue
         for target in assign.targets:
+            several = isinstance(target.target, (cst.Tuple, cst.List))
             elements = (
                 [e.value for e in target.target.elements]
                 if isinstance(target.target, (cst.Tuple, cst.List))
@@ -138,7 +136,11 @@ def _bound_optimizers(idx: Index, imps: Imports) -> dict[str, str | None]:
             )
             for element in elements:
                 name = dotted(element)
-                if name and (is_optimizer or not says_not_optimizer(name_tokens(last_name(element) or ""))):
+                # What a factory returns, or one of several results, is what its name says: a
+                # `scheduler` from `init_optimizer(model)` is no optimizer.
+                if name and (
+                    (from_class and not several) or not says_not_optimizer(name_tokens(last_name(element) or ""))
+                ):
                     bound[name] = _parameters_owner(value) if is_optimizer else None
     return bound
 
