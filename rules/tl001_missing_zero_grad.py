@@ -237,6 +237,52 @@ class MissingZeroGrad(Rule):
         for i in range(20):
             optimizer.step(closure)
         """,
+        # Closures built with `functools.partial` over a helper that clears the optimizer it is
+        # given, one per optimizer (comparing an optimizer with its twin); the nested `closure`
+        # of another function is not the one these steps run.
+        """
+        import functools
+        import torch
+
+        def first_step(model, opt, x):
+            def closure():
+                loss = model(x).sum()
+                loss.backward()
+                return loss
+            opt.zero_grad()
+            opt.step(closure)
+
+        def compare(weight, make_opt):
+            def loss_closure(optimizer, w):
+                optimizer.zero_grad()
+                loss = w.pow(2).sum()
+                loss.backward()
+                return loss
+
+            optimizer = make_opt([weight])
+            twin = torch.nn.Parameter(weight.detach().clone())
+            optimizer_twin = make_opt([twin])
+            closure = functools.partial(loss_closure, optimizer, weight)
+            closure_twin = functools.partial(loss_closure, optimizer=optimizer_twin, w=twin)
+            for _ in range(10):
+                optimizer.step(closure)
+                optimizer_twin.step(closure_twin)
+        """,
+        # A project helper returns the optimizer and its schedule: the schedule's step is no
+        # optimizer step.
+        """
+        def setup_optimizers(net, total_steps):
+            adam = torch.optim.AdamW(net.parameters(), lr=3e-4)
+            warm = torch.optim.lr_scheduler.LinearLR(adam, 0.1, total_iters=total_steps)
+            return adam, warm
+
+        optim, lr_scheduler = setup_optimizers(net, 1000)
+        for images in loader:
+            optim.zero_grad()
+            net(images).mean().backward()
+            optim.step()
+            lr_scheduler.step()
+        """,
         # Accelerate: backward through the accelerator, clear in the loop.
         """
         from accelerate import Accelerator
@@ -458,6 +504,26 @@ class MissingZeroGrad(Rule):
             loss = model(batch)["loss"]
             loss.backward()
             opt.step()  # expect: TL001
+        """,
+        # The closure passed here is a variable; the nested `closure` that clears belongs to
+        # another function and is not the one this step runs.
+        """
+        import torch
+
+        def pretrain(model, batches):
+            opt = torch.optim.LBFGS(model.parameters())
+            def closure():
+                opt.zero_grad()
+                model(batches[0]).sum().backward()
+            for _ in range(3):
+                opt.step(closure)
+
+        def finetune(model, batches, make_closure):
+            opt = torch.optim.LBFGS(model.parameters())
+            closure = make_closure(model)
+            for batch in batches:
+                model(batch).sum().backward()
+                opt.step(closure)  # expect: TL001
         """,
     ]
 

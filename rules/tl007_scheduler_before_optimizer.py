@@ -226,6 +226,40 @@ class SchedulerBeforeOptimizer(Rule):
                 if self.schedule_swa_lr:
                     self.swa_scheduler.step()
         """,
+        # A test that misuses the order on purpose to check PyTorch's warning: in the function
+        # handed to `assertWarnsRegex`, and under `pytest.warns`.
+        """
+        import unittest
+        import pytest
+        import torch
+
+        class OrderWarningTest(unittest.TestCase):
+            def test_warns(self):
+                opt = torch.optim.Adam([torch.nn.Parameter(torch.ones(2))])
+                def wrong_order():
+                    decay = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=0.9)
+                    decay.step()
+                    opt.step()
+                self.assertWarnsRegex(UserWarning, "before", wrong_order)
+
+        def check_warning(opt, decay):
+            with pytest.warns(UserWarning, match="optimizer.step"):
+                decay.step()
+                opt.step()
+        """,
+        # No loop: code that runs once (a script's top level, a test) has no iteration.
+        """
+        import torch
+        opt = torch.optim.SGD(net.parameters(), lr=0.01)
+        cosine = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=5)
+        cosine.step()
+        net(batch).sum().backward()
+        opt.step()
+
+        def test_one_update():
+            cosine.step()
+            opt.step()
+        """,
     ]
 
     INVALID = [
@@ -365,21 +399,31 @@ class SchedulerBeforeOptimizer(Rule):
         is_scheduled = {id(c) for c in schedules.steps}
         reported: set[int] = set()
         interesting = [*schedules.steps, *schedules.updates]
-        for scope in an.running_scopes(idx, an.functions(ctx), interesting):
+        funcs = an.functions(ctx)
+        for scope in an.running_scopes(idx, funcs, interesting):
             events = flow.events(scope, interesting)
+            # Code that runs once has no iterations: only a loop of it makes one.
+            looped_only = an.runs_once(idx, funcs, scope)
             for i, event in enumerate(events):
                 if id(event.node) not in is_scheduled or id(event.node) in reported:
                     continue
-                step = self._step_after(flow, schedules, is_scheduled, events, i)
+                step = self._step_after(flow, schedules, is_scheduled, events, i, looped_only)
                 if step is not None:
                     reported.add(id(event.node))
                     yield self._report(ctx, event.node, step.node)
 
     def _step_after(
-        self, flow: an.Flow, schedules: an.Schedules, is_scheduled: set[int], events: list[an.Event], i: int
+        self,
+        flow: an.Flow,
+        schedules: an.Schedules,
+        is_scheduled: set[int],
+        events: list[an.Event],
+        i: int,
+        looped_only: bool,
     ) -> an.Event | None:
         """The optimizer update that `events[i]` (a schedule step) runs before in one
-        iteration, if no update of that optimizer ran earlier in the same iteration."""
+        iteration, if no update of that optimizer ran earlier in the same iteration. With
+        `looped_only`, outside the scope's loops there is no iteration."""
         sched = events[i]
         optimizer = schedules.optimizer_of(sched.node)
 
@@ -390,7 +434,7 @@ class SchedulerBeforeOptimizer(Rule):
             if not updates_it(step) or not flow.reaches(sched, step):
                 continue
             shared, loop = an.shared_iteration(sched, step)
-            if not shared or (loop is not None and an.skips_first_iteration(sched, step, loop, schedules.number)):
+            if not shared or (loop is None and looped_only) or (loop is not None and an.skips_first_iteration(sched, step, loop, schedules.number)):
                 continue
             earlier = [
                 e for e in events[:i] if updates_it(e) and (loop is None or loop in e.loops) and flow.reaches(e, sched)

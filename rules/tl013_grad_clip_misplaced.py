@@ -194,6 +194,21 @@ class GradClipMisplaced(Rule):
                 torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
                 optimizer.step()
         """,
+        # A GradScaler built disabled: `scale()` returns the loss as it is, nothing to unscale.
+        """
+        import torch
+        class Trainer:
+            def __init__(self, net, opt):
+                self.net, self.opt = net, opt
+                self.scaler = torch.amp.GradScaler("cuda", enabled=False)
+
+            def step(self, batch):
+                self.opt.zero_grad()
+                self.scaler.scale(self.net(batch).mean()).backward()
+                torch.nn.utils.clip_grad_value_(self.net.parameters(), 0.5)
+                self.scaler.step(self.opt)
+                self.scaler.update()
+        """,
     ]
 
     INVALID = [
@@ -400,7 +415,11 @@ class GradClipMisplaced(Rule):
                 f"`{name}(...)` runs before `{code(backward.node)}`: it clips old gradients and "
                 f"`{code(step.node)}` applies unclipped ones; clip after the backward pass, just before the step",
             )
-        if _scaled_step(train, step.node) and not _unscales_itself(imps, node):
+        if (
+            _scaled_step(train, step.node)
+            and not _unscales_itself(imps, node)
+            and not an.amp(ctx).disabled_scaler(an.receiver(step.node))  # type: ignore[arg-type]
+        ):
             last_backward = next((e for e in reversed(before) if kinds[id(e.node)] == "backward"), None)
             if last_backward is None or not _scaled_backward(last_backward.node):
                 return None

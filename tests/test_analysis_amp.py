@@ -116,3 +116,24 @@ class TestWithoutGradients:
         first, second = [c for c in an.index(ctx).nodes(cst.Call) if an.callee_name(c) == "autocast"]
         assert amp.is_fp16_autocast(first) and amp.backpropagated(first)
         assert not amp.backpropagated(second)
+
+
+def test_disabled_scaler_only_with_a_literal_false() -> None:
+    ctx = context(
+        """
+        import torch
+        from torch.amp import GradScaler
+        off = torch.cuda.amp.GradScaler(enabled=False)
+        self.off = GradScaler("cuda", enabled=False)
+        flag = torch.cuda.amp.GradScaler(enabled=args.amp)
+        on = GradScaler()
+        rebound = GradScaler(enabled=False)
+        rebound = GradScaler()
+        """
+    )
+    amp = an.amp(ctx)
+    disabled = {
+        name for name in ("off", "self.off", "flag", "on", "rebound", "unknown")
+        if amp.disabled_scaler(cst.parse_expression(name))
+    }
+    assert disabled == {"off", "self.off"}

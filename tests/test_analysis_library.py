@@ -270,6 +270,22 @@ class TestTraining:
         assert [code(ctx, c).strip() for c in t.clears] == ["optimizer.zero_grad()", "p.grad = None"]
         assert t.models == {"optimizer": "model"}
 
+    def test_results_of_an_optimizer_factory_are_what_their_names_say(self) -> None:
+        ctx = context(
+            """
+            optimizer, scheduler = init_optimizer(model)
+            lr_sched = build_optimizer(cfg)
+            opt = create_optimizer(model)
+            for x in loader:
+                opt.step()
+                scheduler.step()
+                lr_sched.step()
+            """
+        )
+        t = an.training(ctx)
+        assert set(t.models) == {"optimizer", "opt"}
+        assert [code(ctx, s) for s in t.steps] == ["opt.step()"]
+
     def test_a_gan_clear_of_the_other_optimizer_does_not_count(self) -> None:
         ctx = context(
             """
@@ -680,3 +696,39 @@ class TestAccumulation:
 
     def test_a_loss_divided_by_n(self) -> None:
         assert self.found(" / accum_steps") == [("accum_steps", True)]
+
+
+def test_functions_are_looked_up_where_python_would() -> None:
+    ctx = context(
+        """
+        import functools
+
+        def helper():
+            pass
+
+        def first():
+            def fn():
+                pass
+            run(fn)
+
+        def second(opt):
+            def fn_base(optimizer, weight):
+                optimizer.zero_grad()
+            fn = functools.partial(fn_base, opt, weight=1)
+            run(fn)
+            helper()
+            fn()
+        """
+    )
+    funcs = an.functions(ctx)
+    runs = calls_named(ctx, "run")
+    assert [f.name.value for f in funcs.passed_functions(runs[0])] == ["fn"]
+    closures = funcs.passed_closures(runs[1])
+    # The nested `fn` of `first` is not visible in `second`: only the partial's target is.
+    assert [(f.name.value, code(ctx, p) if p is not None else None) for f, p in closures] == [
+        ("fn_base", "functools.partial(fn_base, opt, weight=1)")
+    ]
+    assert [f.name.value for f in funcs.resolve(calls_named(ctx, "helper")[0])] == ["helper"]
+    assert funcs.resolve(calls_named(ctx, "fn")[0]) == []
+    second = next(f for f in an.index(ctx).nodes(cst.FunctionDef) if f.name.value == "second")
+    assert {f.name.value for f in funcs.reachable(second)} == {"second", "fn_base", "helper"}

@@ -32,6 +32,7 @@ most once per file, through `FileContext.analysis`.
 - `training_evaluations`: evaluation code in training, deliberate freezing, networks kept frozen.
 - `gradients`: whose gradients a clear empties, which parameters an optimizer updates.
 - `totals`: running totals kept across the iterations of a loop.
+- `expected_warnings`: code that runs where a warning is expected (a test checking for it).
 - `schedules`: learning-rate schedule steps and optimizer updates, also by project helpers.
 
 Rules use it as `from torchlint.rules import _analysis as an` and call `an.index(ctx)`,
@@ -89,6 +90,7 @@ from torchlint.rules._analysis.flow import (
     running_scopes as running_scopes,
     in_exclusive_branches as in_exclusive_branches,
     loops_around_callers as loops_around_callers,
+    runs_once as runs_once,
 )
 from torchlint.rules._analysis.dataflow import (
     Binding as Binding,
@@ -279,6 +281,11 @@ from torchlint.rules._analysis.training import (
 )
 from torchlint.rules._analysis.vocabulary import (
     says_scheduler as says_scheduler,
+)
+from torchlint.rules._analysis.expected_warnings import (
+    ExpectedWarnings as ExpectedWarnings,
+    expects_warning as expects_warning,
+    expected_warnings as expected_warnings,
 )
 from torchlint.rules._analysis.schedules import (
     Schedules as Schedules,

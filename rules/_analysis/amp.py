@@ -1,7 +1,8 @@
 """Mixed precision: which `autocast` regions compute in float16 (through `dtype=`
 arguments, device strings and variables), whether their loss is back-propagated with
-gradients, who scales the loss (a `GradScaler`, or a framework that does), and whether each
-`scaler.step()` is followed by `scaler.update()` in the loops that run it.
+gradients, who scales the loss (a `GradScaler`, or a framework that does; not a scaler built
+disabled), and whether each `scaler.step()` is followed by `scaler.update()` in the loops
+that run it.
 """
 
 from __future__ import annotations
@@ -108,6 +109,19 @@ class Amp:
     def assigned(self, name: str) -> list[cst.BaseExpression]:
         """Values assigned to the plain name `name` anywhere in the module."""
         return assigned_values(self.ctx).get(name, [])
+
+    def disabled_scaler(self, scaler: cst.BaseExpression | None) -> bool:
+        """`scaler` is only ever bound to a `GradScaler(..., enabled=False)` (a literal False):
+        its `scale()` returns the loss as it is, so its gradients are never scaled."""
+        name = dotted(scaler) if scaler is not None else None
+        values = self.assigned(name) if name is not None else []
+        return bool(values) and all(self._disabled_scaler_call(value) for value in values)
+
+    def _disabled_scaler_call(self, value: cst.BaseExpression) -> bool:
+        if not isinstance(value, cst.Call) or not (self.imps.callee(value) or "").endswith("GradScaler"):
+            return False
+        enabled = keyword(value, "enabled")
+        return enabled is not None and is_false(enabled.value)
 
     def backpropagated(self, autocast: cst.Call) -> bool:
         """The autocast region runs a forward pass whose loss a backward pass of the same

@@ -1,6 +1,7 @@
 """The module's functions and methods, the classes that hold them, and a conservative call
-graph: which local functions a call may run (`f()`, `self.f()`, `Class.f()`), which local
-functions a scope reaches, and where a function is called from.
+graph: which local functions a call may run (`f()`, `self.f()`, `Class.f()`, each name looked
+up where Python would), which local functions a scope reaches (also through a
+`functools.partial(f, ...)`), and where a function is called from.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import libcst as cst
 
 from torchlint.rule import FileContext
 from torchlint.rules._analysis.index import Index, index
-from torchlint.rules._analysis.names import dotted, last_name
+from torchlint.rules._analysis.names import dotted, imports, last_name
 
 
 @dataclass
@@ -25,6 +26,8 @@ class Functions:
     class_of: dict[int, cst.ClassDef]
     methods: dict[str, dict[str, cst.FunctionDef]]
     bases: dict[str, list[str]]
+    # Name -> the `functools.partial(f, ...)` calls assigned to it (`fn = partial(fn_base, opt)`).
+    partials: dict[str, list[cst.Call]] = field(default_factory=dict)
     _callees: dict[int, list[cst.FunctionDef]] = field(default_factory=dict)
     _sites: dict[int, list[cst.Call]] | None = None
 
@@ -41,11 +44,34 @@ class Functions:
                 return found
         return None
 
+    def visible(self, name: str, at: cst.CSTNode) -> list[cst.FunctionDef]:
+        """Local functions (not methods) called `name` that code at `at` can see: those of the
+        module's top level and those nested in a function that holds `at` (a same-named
+        nested function of another function is not)."""
+        return [
+            f
+            for f in self.by_name.get(name, [])
+            if id(f) not in self.class_of
+            and (isinstance(home := self.idx.scope(f), cst.Module) or self.idx.contains(home, at))
+        ]
+
+    def partial_of(self, name: cst.Name) -> list[tuple[cst.FunctionDef, cst.Call]]:
+        """The local functions that `name` holds through `functools.partial(f, ...)` assigned to
+        it in a scope that holds the use, each with that `partial(...)` call."""
+        found: list[tuple[cst.FunctionDef, cst.Call]] = []
+        for partial in self.partials.get(name.value, []):
+            if not self.idx.contains(self.idx.scope(partial), name) or not partial.args:
+                continue
+            target = partial.args[0].value
+            if isinstance(target, cst.Name):
+                found.extend((f, partial) for f in self.visible(target.value, partial))
+        return found
+
     def resolve(self, call: cst.Call) -> list[cst.FunctionDef]:
         """Local functions that `call` may run: `f()`, `self.f()`, `cls.f()`, `Class.f()`."""
         func = call.func
         if isinstance(func, cst.Name):
-            return [f for f in self.by_name.get(func.value, []) if id(f) not in self.class_of]
+            return self.visible(func.value, call)
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             owner = func.value.value
             if owner in ("self", "cls"):
@@ -64,10 +90,16 @@ class Functions:
     def passed_functions(self, call: cst.Call) -> list[cst.FunctionDef]:
         """Local functions (not methods) that `call` receives by name as arguments, and so may
         run: the closure of `optimizer.step(closure)`, a callback."""
-        found: list[cst.FunctionDef] = []
+        return [func for func, _ in self.passed_closures(call)]
+
+    def passed_closures(self, call: cst.Call) -> list[tuple[cst.FunctionDef, cst.Call | None]]:
+        """`passed_functions`, each with the `functools.partial(f, ...)` call that binds its
+        leading parameters when the argument is such a partial (None: passed by name)."""
+        found: list[tuple[cst.FunctionDef, cst.Call | None]] = []
         for arg in call.args:
             if isinstance(arg.value, cst.Name):
-                found.extend(f for f in self.by_name.get(arg.value.value, []) if id(f) not in self.class_of)
+                found.extend((f, None) for f in self.visible(arg.value.value, call))
+                found.extend(self.partial_of(arg.value))
         return found
 
     def references(self, scope: cst.CSTNode) -> list[cst.FunctionDef]:
@@ -86,9 +118,8 @@ class Functions:
                 isinstance(parent, cst.Attribute) and parent.attr is name
             ):
                 continue
-            for f in self.by_name.get(name.value, []):
-                if id(f) not in self.class_of:
-                    found[id(f)] = f
+            for f in [*self.visible(name.value, name), *(f for f, _ in self.partial_of(name))]:
+                found[id(f)] = f
         for nested in self.idx.within(scope, cst.FunctionDef):
             if nested is not scope:
                 found[id(nested)] = nested
@@ -151,4 +182,12 @@ def _build_functions(ctx: FileContext) -> Functions:
         cls.name.value: [b for b in (last_name(arg.value) for arg in cls.bases) if b]
         for cls in idx.nodes(cst.ClassDef)
     }
-    return Functions(idx, all_funcs, by_name, class_of, methods, bases)
+    imps = imports(ctx)
+    partials: dict[str, list[cst.Call]] = defaultdict(list)
+    for assign in idx.nodes(cst.Assign):
+        value = assign.value
+        if isinstance(value, cst.Call) and imps.callee(value) == "functools.partial":
+            for target in assign.targets:
+                if isinstance(target.target, cst.Name):
+                    partials[target.target.value].append(value)
+    return Functions(idx, all_funcs, by_name, class_of, methods, bases, partials)

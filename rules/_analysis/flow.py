@@ -65,6 +65,23 @@ def loops_around_callers(
     return [loops + chain for chain in outer] or [loops]
 
 
+def runs_once(idx: Index, funcs: Functions, scope: cst.CSTNode, depth: int = 0) -> bool:
+    """One run of the program (or of a test) runs `scope` at most once: it is the module, a
+    test function (`test_*`), or a function that the module calls, every call outside any
+    loop and in a scope that runs once. A function no call here reaches (a step function
+    that a training loop elsewhere calls) may run once per iteration."""
+    if isinstance(scope, cst.Module):
+        return True
+    if not isinstance(scope, cst.FunctionDef) or depth >= MAX_INLINE_DEPTH:
+        return False
+    if scope.name.value.startswith("test"):
+        return True
+    sites = funcs.call_sites(scope)
+    return bool(sites) and all(
+        not enclosing_loops(idx, site) and runs_once(idx, funcs, idx.scope(site), depth + 1) for site in sites
+    )
+
+
 @dataclass(frozen=True)
 class Step:
     """A call (or `a @ b`) in the order it executes, with the loops it runs in."""

@@ -22,7 +22,7 @@ import libcst as cst
 from torchlint.rule import FileContext
 from torchlint.rules import _summaries as sm
 from torchlint.rules._analysis.callgraph import functions
-from torchlint.rules._analysis.calls import bind_arguments, parameter_names
+from torchlint.rules._analysis.calls import bind_arguments, parameter_names, receiver
 from torchlint.rules._analysis.flow import enclosing_loops, flow, loops_run_by, never_runs
 from torchlint.rules._analysis.index import index
 from torchlint.rules._analysis.names import dotted, imports, last_name
@@ -201,7 +201,7 @@ class TrainingLoops:
         arguments on its path make false (`if zero_grad:` in a helper called without it).
         A clear that runs only through a function passed as a value (a closure given to
         `optimizer.step(closure)`) has no path here and counts."""
-        clears = [c for c in self.events(loop, "clears") if self.train.clears_gradients_of(c, step)]
+        clears = [c for c in self.events(loop, "clears") if self._clears_gradients_of(c, step)]
         if not clears:
             return False
         order = flow(self.ctx)
@@ -215,6 +215,19 @@ class TrainingLoops:
             ):
                 return True
         return False
+
+    def _clears_gradients_of(self, clear: cst.CSTNode, step: cst.Call) -> bool:
+        """`Training.clears_gradients_of`, with a clear in a closure that `step` runs as
+        `functools.partial(fn, optimizer, ...)` read as a clear of what the partial binds."""
+        owner = receiver(clear) if isinstance(clear, cst.Call) else None
+        name = dotted(owner) if owner is not None else None
+        for func, partial in self.funcs.passed_closures(step):
+            if partial is None or name is None or self.idx.scope(clear) is not func:
+                continue
+            bound = bind_arguments(self.funcs, func, cst.Call(partial.args[0].value, partial.args[1:])).get(name)
+            if bound is not None:
+                return self.train.clears_gradients_of(clear, step, bound)
+        return self.train.clears_gradients_of(clear, step)
 
     def calls_given_optimizer(self, loop: Loop) -> list[cst.Call]:
         """Calls that run once per iteration of `loop` (not in a loop nested in it) and are

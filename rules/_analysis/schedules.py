@@ -16,6 +16,7 @@ from torchlint.rule import FileContext
 from torchlint.rules import _summaries as sm
 from torchlint.rules._analysis.callgraph import functions
 from torchlint.rules._analysis.calls import method_name, positional, receiver
+from torchlint.rules._analysis.expected_warnings import expected_warnings
 from torchlint.rules._analysis.index import index
 from torchlint.rules._analysis.names import dotted, imports
 from torchlint.rules._analysis.training import engine_steps, training
@@ -36,6 +37,7 @@ class Schedules:
         imps = imports(ctx)
         funcs = functions(ctx)
         self.train = training(ctx)
+        self.warned = expected_warnings(ctx)
         # Schedule name -> the optimizer it was built on, where the code shows it.
         self.bound: dict[str, str | None] = {}
         self.custom: set[str] = set()
@@ -86,22 +88,15 @@ class Schedules:
     def is_schedule_step(self, call: cst.Call) -> bool:
         """A plain `scheduler.step()` statement of a learning-rate schedule. With an argument
         (`plateau.step(val_loss)`, `step(epoch)`), or with its result used, it is a schedule of
-        another kind; inside `with warnings.catch_warnings():` PyTorch's warning about the
-        order was read and silenced on purpose."""
+        another kind; where a warning is expected (`with warnings.catch_warnings():`, a test's
+        `assertWarns`/`pytest.warns`) PyTorch's warning about the order is read on purpose."""
         owner = receiver(call)
         if method_name(call) != "step" or call.args or owner is None or not isinstance(self.idx.parent(call), cst.Expr):
             return False
         name = dotted(owner)
-        if name is None or name in self.custom or name in self.positioned or self._warning_silenced(call):
+        if name is None or name in self.custom or name in self.positioned or self.warned.covers(call):
             return False
         return name in self.bound or says_scheduler(name.rsplit(".", 1)[-1])
-
-    def _warning_silenced(self, call: cst.Call) -> bool:
-        return any(
-            isinstance(a, cst.With)
-            and any("warnings" in (dotted(i.item.func if isinstance(i.item, cst.Call) else i.item) or "") for i in a.items)
-            for a in self.idx.ancestors(call)
-        )
 
     def optimizer_of(self, schedule_step: cst.CSTNode) -> str | None:
         """The optimizer a schedule step's schedule was built on, where the code shows it."""

@@ -46,14 +46,18 @@ class Training:
     def optimizer_of(self, step: cst.Call) -> cst.BaseExpression:
         return self.stepped[id(step)]
 
-    def clears_gradients_of(self, clear: cst.CSTNode, step: cst.Call) -> bool:
-        """Whether `clear` may clear the gradients that `step` applies.
+    def clears_gradients_of(
+        self, clear: cst.CSTNode, step: cst.Call, cleared_as: cst.BaseExpression | None = None
+    ) -> bool:
+        """Whether `clear` may clear the gradients that `step` applies; `cleared_as` is the
+        clear's receiver as the step's code spells it (a parameter bound to an optimizer).
 
         Only `X.zero_grad()` of something that is plainly another network's optimizer, or
         another optimizer's model, is ruled out (a GAN clearing one side only)."""
         if not (isinstance(clear, cst.Call) and method_name(clear) == "zero_grad"):
             return True
-        cleared = dotted(receiver(clear)) if receiver(clear) is not None else None  # type: ignore[arg-type]
+        owner = cleared_as if cleared_as is not None else receiver(clear)
+        cleared = dotted(owner) if owner is not None else None
         stepped = dotted(self.optimizer_of(step))
         if cleared is None or stepped is None or cleared == stepped:
             return True
@@ -114,19 +118,17 @@ def _bound_optimizers(idx: Index, imps: Imports) -> dict[str, str | None]:
         unpacked = short in ("prepare", "initialize") and (
             short == "prepare" or callee.startswith("deepspeed")
         )
-        is_optimizer = (
-            (
-                callee.startswith("torch.optim.")
-                and "lr_scheduler" not in callee
-                and "swa_utils" not in callee  # SWALR is a schedule, AveragedModel a model
-                and short[:1].isupper()
-            )
-            or is_optimizer_class(short)
-            or OPTIMIZER_FACTORY.match(short) is not None
-        )
+        from_class = (
+            callee.startswith("torch.optim.")
+            and "lr_scheduler" not in callee
+            and "swa_utils" not in callee  # SWALR is a schedule, AveragedModel a model
+            and short[:1].isupper()
+        ) or is_optimizer_class(short)
+        is_optimizer = from_class or OPTIMIZER_FACTORY.match(short) is not None
         if not (is_optimizer or unpacked):
             continue
         for target in assign.targets:
+            several = isinstance(target.target, (cst.Tuple, cst.List))
             elements = (
                 [e.value for e in target.target.elements]
                 if isinstance(target.target, (cst.Tuple, cst.List))
@@ -134,7 +136,11 @@ def _bound_optimizers(idx: Index, imps: Imports) -> dict[str, str | None]:
             )
             for element in elements:
                 name = dotted(element)
-                if name and (is_optimizer or not says_not_optimizer(name_tokens(last_name(element) or ""))):
+                # What a factory returns, or one of several results, is what its name says: a
+                # `scheduler` from `init_optimizer(model)` is no optimizer.
+                if name and (
+                    (from_class and not several) or not says_not_optimizer(name_tokens(last_name(element) or ""))
+                ):
                     bound[name] = _parameters_owner(value) if is_optimizer else None
     return bound
 
