@@ -120,6 +120,8 @@ SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device, but 
             "tensors on cuda:0 (when checking argument in method wrapper_CUDA_index_select)",
         ),
         ("ctc_loss cpu lengths", "ok"),
+        ("pin_memory copy", "ok"),
+        ("pin_memory loader", "ok"),
     ],
 )
 def test_each_hand_rule_allows_or_raises_as_cuda_does(hand_rules: dict[str, str], case: str, outcome: str) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import weakref
 from typing import Any, Callable
 
 import torch
@@ -121,11 +122,27 @@ def _patch_devices() -> None:
     torch.asarray = with_device(torch.asarray)
     tensor.new_tensor = with_device(tensor.new_tensor)  # type: ignore[method-assign]
 
+    # The CPU build cannot page-lock memory: a pinned tensor is a copy remembered by its
+    # storage, so that `is_pinned()` answers as on a GPU machine (a DataLoader with
+    # `pin_memory=True` hands out pinned batches) for it and its views while it lives.
+    pinned: dict[int, weakref.ref[torch.Tensor]] = {}
+
+    def is_pinned(self: torch.Tensor, device: Any = None) -> bool:
+        if type(self) is SimTensor:
+            return False
+        owner = pinned.get(self.untyped_storage().data_ptr())
+        return owner is not None and owner() is not None
+
     def pin_memory(self: torch.Tensor, device: Any = None) -> torch.Tensor:
-        return self
+        if type(self) is SimTensor or is_pinned(self):
+            return self
+        copy = self.clone(memory_format=torch.contiguous_format)
+        address = copy.untyped_storage().data_ptr()
+        pinned[address] = weakref.ref(copy, lambda ref: pinned.pop(address, None) if pinned.get(address) is ref else None)
+        return copy
 
     tensor.pin_memory = pin_memory  # type: ignore[method-assign, assignment]  # the stub's self is TensorBase
-    tensor.is_pinned = lambda self, device=None: False  # type: ignore[method-assign]
+    tensor.is_pinned = is_pinned  # type: ignore[method-assign, assignment]
 
     class Generator(torch._C.Generator):
         """A CUDA generator cannot exist on the CPU build: a CPU one stands in."""

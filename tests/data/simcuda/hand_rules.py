@@ -47,4 +47,24 @@ case(
         torch.randn(10, 1, 5, device="cuda").log_softmax(2), torch.tensor([[1, 2]]), torch.tensor([10]), torch.tensor([2])
     ),
 )
+# PINNED: pin_memory() gives a pinned copy (and its views), as a DataLoader's batches
+# with pin_memory=True are; other CPU tensors and CUDA ones are not pinned
+
+
+def pinned_copy():
+    pinned = cpu.pin_memory()
+    assert pinned.is_pinned() and pinned[1:].is_pinned() and not cpu.is_pinned(), "not pinned"
+    assert pinned.pin_memory() is pinned and torch.equal(pinned, cpu), "pinned twice"
+    assert not pinned.to("cuda", non_blocking=True).is_pinned(), "cuda pinned"
+
+
+def pinned_loader_batches():
+    data = torch.utils.data.TensorDataset(torch.randn(8, 2), torch.arange(8))
+    for pin in (True, False):
+        for x, y in torch.utils.data.DataLoader(data, batch_size=4, pin_memory=pin):
+            assert x.is_pinned() is pin and y.is_pinned() is pin, f"pin_memory={pin}"
+
+
+case("pin_memory copy", pinned_copy)
+case("pin_memory loader", pinned_loader_batches)
 print(json.dumps(outcomes))
