@@ -447,7 +447,7 @@ class _Walk:
             for function in active:
                 if frozen == "self" or frozen in function.self_params:
                     function.effects.add("freezes_self")
-        if qualified.endswith("cuda.synchronize") or method in an.HOST_READS:
+        if qualified.endswith("cuda.synchronize") or method in an.WAITING_METHODS:
             found.add("syncs")
         if method in ("to", "cuda"):
             found.add("moves_device")

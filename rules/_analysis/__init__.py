@@ -233,7 +233,7 @@ from torchlint.rules._analysis.networks import (
     is_cpu_literal as is_cpu_literal,
 )
 from torchlint.rules._analysis.synchronization import (
-    HOST_READS as HOST_READS,
+    WAITING_METHODS as WAITING_METHODS,
     Effect as Effect,
     GpuWork as GpuWork,
 )

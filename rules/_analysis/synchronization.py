@@ -34,7 +34,7 @@ from torchlint.rules._analysis.calls import (
     same_expr,
 )
 from torchlint.rules._analysis.dataflow import assigned_values, bindings
-from torchlint.rules._analysis.devices import METADATA as TENSOR_METADATA, METADATA_CALLS
+from torchlint.rules._analysis.devices import HOST_READS, METADATA as TENSOR_METADATA, METADATA_CALLS
 from torchlint.rules._analysis.flow import LOOP_TYPES, Step, execution_order
 from torchlint.rules._analysis.index import index
 from torchlint.rules._analysis.names import dotted, imports, last_name
@@ -43,7 +43,7 @@ from torchlint.rules._analysis.vocabulary import TENSOR_FACTORIES, name_says_mod
 
 # Methods that wait for the GPU to finish the work queued so far: host reads, and the
 # `synchronize()` of a device, stream or event.
-HOST_READS = frozenset({"item", "cpu", "tolist", "numpy", "synchronize"})
+WAITING_METHODS = HOST_READS | frozenset({"synchronize"})
 # `torch.<op>` functions that launch no kernels (or block anyway).
 TORCH_HOST_ONLY = frozenset(
     """device manual_seed seed no_grad inference_mode enable_grad autocast load save compile
@@ -102,7 +102,7 @@ class GpuWork:
             return None
         method = method_name(node)
         short = callee_name(node) or ""
-        if method in HOST_READS or any(t.startswith(("sync", "synchroni")) for t in name_tokens(short)):
+        if method in WAITING_METHODS or any(t.startswith(("sync", "synchroni")) for t in name_tokens(short)):
             return Effect.SYNC
         if method == "to" and self._to_cpu(node):
             return Effect.SYNC
@@ -225,7 +225,7 @@ class GpuWork:
             return False
         if isinstance(expr, cst.Call):
             owner = receiver(expr)
-            if method_name(expr) in METADATA or method_name(expr) in HOST_READS:
+            if method_name(expr) in METADATA or method_name(expr) in WAITING_METHODS:
                 return False
             if owner is not None and self.is_device_tensor(owner, depth + 1):
                 return True
