@@ -735,7 +735,7 @@ class EvalWithoutNoGrad(Rule):
                 if key is None or idx.scope(call) is not scope:
                     continue
                 event = evals.eval_before(call, key)
-                if event is None or evals.is_frozen(key) or evals.regions.grad_free(call):
+                if event is None or evals.freezing.is_frozen(key) or evals.regions.grad_free(call):
                     continue
                 if evals.runs_parameter_free(call, key):
                     continue
@@ -766,7 +766,7 @@ class EvalWithoutNoGrad(Rule):
             own = evals.own_keys(func)
             for call in idx.within(func, cst.Call):
                 name = dotted(call.func) if isinstance(call.func, cst.Name) else None
-                if name is None or name in own or name in evals.frozen or idx.scope(call) is not func:
+                if name is None or name in own or evals.freezing.is_frozen(name) or idx.scope(call) is not func:
                     continue
                 if name not in evaluated and name not in parameter_names(func):
                     continue  # neither a global in eval mode nor something a caller passes

@@ -646,7 +646,7 @@ class _Checker:
             reported = part.path[0] if part.path else call
             target = part.translate(self.evals[id(call)].target)
             key = an.model_key(target)
-            if key is None or key not in used or key in fresh or self.evaluations.frozen(key):
+            if key is None or key not in used or key in fresh or self.evaluations.freezing.kept_frozen(key):
                 continue
             if self.evaluations.freezes_layers(call, loop) or self.iterations.stops_after(reported, loop):
                 continue

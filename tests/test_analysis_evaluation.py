@@ -163,20 +163,6 @@ class TestEvaluations:
             "self.model.parameters()": None,
         }
 
-    def test_frozen_models(self) -> None:
-        ctx = context(
-            """
-            teacher.requires_grad_(False)
-            for p in self.target.parameters():
-                p.requires_grad = False
-            [q.requires_grad_(False) for q in ema.parameters()]
-            freeze([encoder, decoder])
-            set_requires_grad(critic, True)
-            student.eval()
-            """
-        )
-        assert an.evaluations(ctx).frozen == {"teacher", "target", "ema", "encoder", "decoder"}
-
     def test_wanted_gradients_and_restored_modes(self) -> None:
         ctx = context(
             """
@@ -306,26 +292,3 @@ class TestEvaluations:
         )
         runs = an.evaluations(ctx).volatile_runs.values()
         assert sorted(ctx.module.code_for_node(c) for c in runs) == ["net(Variable(x, volatile=True))", "net(x)"]
-
-    def test_frozen_by_a_method_a_wrapper_or_the_class_itself(self) -> None:
-        ctx = context(
-            """
-            class Teacher(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.requires_grad_(False)
-            class Student(nn.Module):
-                def __init__(self):
-                    super().__init__()
-            teacher = Teacher().eval()
-            student = Student().eval()
-            self.backbone.freeze()
-            self.head.unfreeze()
-            for p in self.ema.module.parameters():
-                p.requires_grad = False
-            backbone.eval(); head.eval(); ema.eval()
-            """
-        )
-        frozen = an.evaluations(ctx).frozen
-        assert {"teacher", "backbone", "ema"} <= frozen
-        assert not {"student", "head"} & frozen

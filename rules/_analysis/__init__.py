@@ -29,7 +29,8 @@ most once per file, through `FileContext.analysis`.
 - `synchronization`: which calls queue CUDA work and which wait for it; implicit host reads.
 - `iterations`: what one iteration of a loop runs, through local calls, and in which order;
   the loops that train, and what gives each iteration fresh gradients.
-- `training_evaluations`: evaluation code in training, deliberate freezing, networks kept frozen.
+- `training_evaluations`: evaluation code in training, layers frozen in eval mode on purpose.
+- `freezing`: networks whose parameters are frozen, or kept out of training by what they are.
 - `gradients`: whose gradients a clear empties, which parameters an optimizer updates.
 - `totals`: running totals kept across the iterations of a loop.
 - `expected_warnings`: code that runs where a warning is expected (a test checking for it).
@@ -241,6 +242,10 @@ from torchlint.rules._analysis.iterations import (
     Part as Part,
     Iterations as Iterations,
     iterations as iterations,
+)
+from torchlint.rules._analysis.freezing import (
+    Freezing as Freezing,
+    freezing as freezing,
 )
 from torchlint.rules._analysis.training_evaluations import (
     TrainingEvaluations as TrainingEvaluations,

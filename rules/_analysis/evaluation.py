@@ -8,9 +8,8 @@ timeline), which calls run that model, and what makes running it with gradients 
   runs the forward (`self.model.infer(x)`), a method of the same class that runs it
   (`self.infer(x)`), a function of another project module given it (`predict(model, x)`),
   and a function whose every caller passes it a model in eval mode (`test_net(net)`).
-- Deliberate gradients: frozen parameters (`requires_grad_(False)`, `p.requires_grad = False`
-  over its parameters, a `freeze(...)` helper), a later backward or optimizer step, input
-  gradients asked for, and a helper that saves the training flags to restore them.
+- Deliberate gradients: frozen parameters (`freezing`), a later backward or optimizer step,
+  input gradients asked for, and a helper that saves the training flags to restore them.
 """
 
 from __future__ import annotations
@@ -40,16 +39,19 @@ from torchlint.rules._analysis.devices import FACTORIES
 from torchlint.rules._analysis.graphs import is_loss_call
 from torchlint.rules._analysis.grad_regions import grad_regions
 from torchlint.rules._analysis.index import Index, index
-from torchlint.rules._analysis.modes import grad_free_decorated, in_grad_free_block, model_key
+from torchlint.rules._analysis.freezing import freezing
+from torchlint.rules._analysis.modes import (
+    SELF_RETURNING,
+    assigned_chain_target,
+    grad_free_decorated,
+    in_grad_free_block,
+    strip_self_returning,
+)
 from torchlint.rules._analysis.names import dotted, Imports, imports, last_name, mentions
 from torchlint.rules._analysis.networks import networks
 from torchlint.rules._analysis.vocabulary import name_says_forward
 
-# Module methods that return the module itself: `Net().to(device).eval()` is still `Net()`.
-SELF_RETURNING = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "eval", "train", "type"})
 _OPTIMIZER_NAME = re.compile(r"opt|scaler", re.IGNORECASE)
-_FREEZE_NAME = re.compile(r"freeze|requires_grad", re.IGNORECASE)
-_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 _BUILTINS = frozenset(dir(builtins))
 # TorchServe calls a handler's `initialize(context)` once and these hooks per request.
 SERVING_SETUP = "initialize"
@@ -66,13 +68,6 @@ def _first_arg(call: cst.Call, name: str) -> cst.BaseExpression | None:
         return kw.value
     args = positional(call)
     return args[0].value if args else None
-
-
-def strip_self_returning(expr: cst.BaseExpression | None) -> cst.BaseExpression | None:
-    """`model` for `model.to(device).eval()`."""
-    while isinstance(expr, cst.Call) and method_name(expr) in SELF_RETURNING:
-        expr = receiver(expr)
-    return expr
 
 
 def mode_kind(call: cst.Call) -> str | None:
@@ -111,15 +106,11 @@ class Evaluations:
         self.funcs = functions(ctx)
         self.bindings = bindings(ctx)
         self.regions = grad_regions(ctx)
+        self.freezing = freezing(ctx)
         self.events: dict[int, list[ModeEvent]] = {}
         self._scopes: dict[int, cst.CSTNode] = {}
         self._restores: dict[tuple[int, str], bool] = {}
         self._collect_events()
-
-    @cached_property
-    def frozen(self) -> set[str]:
-        """Last names of models whose parameters are frozen somewhere in the module."""
-        return self._frozen_names()
 
     # -- the timeline ---------------------------------------------------------
 
@@ -130,17 +121,12 @@ class Evaluations:
         if name is not None:
             return name, self.idx.order(call)
         # `model = Net().to(device).eval()`: the assigned name.
-        top: cst.CSTNode = call
-        parent = self.idx.parent(top)
-        while isinstance(parent, (cst.Attribute, cst.Call)):
-            if isinstance(parent, cst.Call) and method_name(parent) not in SELF_RETURNING:
-                return None
-            top, parent = parent, self.idx.parent(parent)
-        if isinstance(parent, cst.Assign) and parent.value is top and len(parent.targets) == 1:
-            target = dotted(parent.targets[0].target)
-            if target is not None:
-                return target, self.idx.end(parent)
-        return None
+        target = assigned_chain_target(self.idx, call)
+        if target is None:
+            return None
+        assign = self.idx.enclosing(call, (cst.Assign,))
+        assert assign is not None
+        return target, self.idx.end(assign)
 
     def _collect_events(self) -> None:
         keys: dict[int, set[str]] = {}
@@ -292,9 +278,9 @@ class Evaluations:
                 passed = bind_arguments(self.funcs, func, site).get(name)
                 key = dotted(passed) if passed is not None else None
             event = self.eval_before(site, key) if key is not None else None
-            if event is None or self.wants_gradients(self.idx.scope(site), event.order):
+            if key is None or event is None or self.wants_gradients(self.idx.scope(site), event.order):
                 return None
-            if key in self.frozen or self.regions.grad_free(site):
+            if self.freezing.is_frozen(key) or self.regions.grad_free(site):
                 return None
             found = event
         return None if self._referenced_uncalled(func, sites) else found
@@ -351,10 +337,6 @@ class Evaluations:
         return not (local_class or name in _BUILTINS or is_loss_call(self.imps, call))
 
     # -- deliberate gradients -------------------------------------------------
-
-    def is_frozen(self, key: str) -> bool:
-        """The model's parameters are frozen somewhere in the module (matched by last name)."""
-        return key.rpartition(".")[2] in self.frozen
 
     def runs_parameter_free(self, call: cst.Call, key: str) -> bool:
         """`features(spec)` where `features` is only ever built as a class of this module
@@ -437,84 +419,6 @@ class Evaluations:
             if saved and (owner == key or (walks_modules and isinstance(attr.value, cst.Name))):
                 return True
         return False
-
-    def _frozen_names(self) -> set[str]:
-        """Last names of models whose parameters are frozen somewhere in the module, and of
-        instances of a class whose constructor freezes its own (`self.requires_grad_(False)`
-        in `__init__`, in this module or another module of the project)."""
-        frozen: set[str] = set()
-        classes: set[str] = set()
-
-        def freeze(node: cst.CSTNode, names: set[str]) -> None:
-            frozen.update(names)
-            func = self.idx.enclosing(node, (cst.FunctionDef,)) if "self" in names else None
-            owner = self.funcs.enclosing_class(func) if func is not None and func.name.value == "__init__" else None
-            if owner is not None:
-                classes.add(owner.name.value)
-
-        for call in self.idx.nodes(cst.Call):
-            method = method_name(call)
-            if method == "requires_grad_" and _is_literal(_first_arg(call, "requires_grad"), "False"):
-                subject = strip_self_returning(receiver(call))
-                name = last_name(subject) if subject is not None else None
-                if name is None or isinstance(subject, cst.Call):
-                    found = self.subject(call)
-                    name = found[0].rpartition(".")[2] if found else None
-                if name:
-                    freeze(call, self._parameter_owner(call) or {name})
-                continue
-            callee = last_name(call.func) or ""
-            if not _FREEZE_NAME.search(callee) or "unfreeze" in callee.lower():
-                continue
-            if any(_is_literal(a.value, "True") for a in call.args):
-                continue
-            if not call.args and method is not None:  # `self.encoder.freeze()`, Lightning's `model.freeze()`
-                freeze(call, {name for name in (model_key(receiver(call)),) if name})
-            for arg in call.args:
-                value = arg.value
-                values = [e.value for e in value.elements] if isinstance(value, (cst.List, cst.Tuple)) else [value]
-                freeze(call, {n for n in (last_name(v) for v in values if dotted(v)) if n})
-        for assign in self.idx.nodes(cst.Assign):
-            if _is_literal(assign.value, "False") and any(
-                isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad" for t in assign.targets
-            ):
-                freeze(assign, self._parameter_owner(assign) or set())
-        evaluated = {key.rpartition(".")[2] for key in self.evaluated()}
-        for name, values in assigned_values(self.ctx).items():
-            last = name.rpartition(".")[2]
-            if last in evaluated and any(self._builds_frozen(value, classes) for value in values):
-                frozen.add(last)
-        return frozen
-
-    def _builds_frozen(self, value: cst.BaseExpression, classes: set[str]) -> bool:
-        built = strip_self_returning(value)
-        if not isinstance(built, cst.Call):
-            return False
-        if isinstance(built.func, cst.Name) and built.func.value in classes:
-            return True
-        return sm.builds_frozen(self.ctx, built)
-
-    def _parameter_owner(self, node: cst.CSTNode) -> set[str] | None:
-        """`teacher` for code inside `for p in teacher.parameters():` (or a comprehension)."""
-        for ancestor in self.idx.ancestors(node):
-            iters: list[cst.BaseExpression] = []
-            if isinstance(ancestor, cst.For):
-                iters = [ancestor.iter]
-            elif isinstance(ancestor, _COMPREHENSIONS):
-                for_in = getattr(ancestor, "for_in", None)
-                while isinstance(for_in, cst.CompFor):
-                    iters.append(for_in.iter)
-                    for_in = for_in.inner_for_in
-            owners = {
-                name
-                for it in iters
-                if isinstance(it, cst.Call) and method_name(it) in ("parameters", "named_parameters")
-                for name in (model_key(receiver(it)),)
-                if name
-            }
-            if owners:
-                return owners
-        return None
 
 
 def _binds_data(binding: Binding, imps: Imports) -> bool:

@@ -99,6 +99,31 @@ def model_key(expr: cst.BaseExpression | None) -> str | None:
     return None
 
 
+# Module methods that return the module itself: `Net().to(device).eval()` is still `Net()`.
+SELF_RETURNING = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "eval", "train", "type"})
+
+
+def strip_self_returning(expr: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """`model` for `model.to(device).eval()`."""
+    while isinstance(expr, cst.Call) and method_name(expr) in SELF_RETURNING:
+        expr = receiver(expr)
+    return expr
+
+
+def assigned_chain_target(idx: Index, call: cst.Call) -> str | None:
+    """The dotted name that a chain of self-returning calls holding `call` is assigned to:
+    `model` for `model = Net().to(device).eval()` (the `eval()` call); None for other shapes."""
+    top: cst.CSTNode = call
+    parent = idx.parent(top)
+    while isinstance(parent, (cst.Attribute, cst.Call)):
+        if isinstance(parent, cst.Call) and method_name(parent) not in SELF_RETURNING:
+            return None
+        top, parent = parent, idx.parent(parent)
+    if isinstance(parent, cst.Assign) and parent.value is top and len(parent.targets) == 1:
+        return dotted(parent.targets[0].target)
+    return None
+
+
 def wrapped_model(expr: cst.BaseExpression) -> str | None:
     """The network a wrapper call runs, as `model_key` names it: `net` for
     `nn.DataParallel(net)`, `DDP(net, device_ids=...)`, `torch.compile(net)`."""

@@ -1,9 +1,8 @@
 """Evaluations inside training: which functions and statements evaluate a model (named like
 an evaluation, decorated or wrapped grad-free), whether an `eval()` call serves an
 evaluation, whether it freezes layers on purpose instead (batch-norm frozen in a `train()`
-override, a `freeze_bn` helper, an `apply()` callback, a loop over `model.modules()`), and
-which networks are kept frozen while another one trains (a teacher, an EMA or target copy,
-a network with `requires_grad_(False)`).
+override, a `freeze_bn` helper, an `apply()` callback, a loop over `model.modules()`); the
+networks kept frozen while another one trains are `freezing`'s.
 """
 
 from __future__ import annotations
@@ -12,20 +11,16 @@ import libcst as cst
 
 from torchlint.rule import FileContext
 from torchlint.rules._analysis.callgraph import functions
-from torchlint.rules._analysis.calls import callee_name, is_false, method_name, parameter_names, receiver
+from torchlint.rules._analysis.calls import callee_name, parameter_names, receiver
 from torchlint.rules._analysis.flow import enclosing_loops
+from torchlint.rules._analysis.freezing import freezing
 from torchlint.rules._analysis.index import index
 from torchlint.rules._analysis.iterations import iterations
-from torchlint.rules._analysis.modes import grad_free_decorated, in_grad_free_block, is_grad_free_call, model_key
-from torchlint.rules._analysis.names import dotted, imports, last_name
+from torchlint.rules._analysis.modes import grad_free_decorated, in_grad_free_block, is_grad_free_call
+from torchlint.rules._analysis.names import dotted, imports
 from torchlint.rules._analysis.training import training
 from torchlint.rules._analysis.vocabulary import name_says_evaluation, name_tokens
 
-# Networks that are deliberately kept in eval mode while another one trains.
-FROZEN_WORDS = frozenset(
-    """teacher target tgt ema shadow swa avg averaged momentum frozen fixed ref reference pretrained
-    old prev vgg lpips inception clip perceptual""".split()
-)
 # Functions that put sub-modules in eval mode to freeze batch-norm during training.
 FREEZER_WORDS = frozenset("freeze frozen bn batchnorm norm fix".split())
 
@@ -39,17 +34,13 @@ class TrainingEvaluations:
         self.funcs = functions(ctx)
         self.train = training(ctx)
         self.iterations = iterations(ctx)
-        self._frozen = self._frozen_keys()
+        self.freezing = freezing(ctx)
         self._arguments: set[str] | None = None
 
     def is_evaluation_function(self, root: cst.CSTNode) -> bool:
         return isinstance(root, cst.FunctionDef) and (
             name_says_evaluation(root.name.value) or grad_free_decorated(root, self.imps)
         )
-
-    def frozen(self, key: str) -> bool:
-        """The network `key` (as `model_key` names it) is kept frozen on purpose."""
-        return key in self._frozen or any(t in FROZEN_WORDS for t in name_tokens(key))
 
     def serves_evaluation(self, call: cst.Call, root: cst.CSTNode) -> bool:
         """The `eval()` call (in `root`, the code of one iteration that holds it) serves an
@@ -102,25 +93,6 @@ class TrainingEvaluations:
                 arg.value.value for arg in self.idx.nodes(cst.Arg) if isinstance(arg.value, cst.Name)
             }
         return func.name.value in self._arguments
-
-    def _frozen_keys(self) -> set[str]:
-        """Networks frozen in this module: `net.requires_grad_(False)`, or
-        `p.requires_grad = False` in a loop over `net.parameters()`."""
-        frozen: set[str] = set()
-        for call in self.idx.nodes(cst.Call):
-            if method_name(call) == "requires_grad_" and call.args and is_false(call.args[0].value):
-                key = model_key(receiver(call))
-                if key:
-                    frozen.add(key)
-        for assign in self.idx.nodes(cst.Assign):
-            if not (is_false(assign.value) and any(last_name(t.target) == "requires_grad" for t in assign.targets)):
-                continue
-            for loop in enclosing_loops(self.idx, assign):
-                if isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call):
-                    key = model_key(receiver(loop.iter))
-                    if key:
-                        frozen.add(key)
-        return frozen
 
 
 def _binds(target: cst.BaseExpression, name: str) -> bool:

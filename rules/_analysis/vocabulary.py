@@ -102,6 +102,11 @@ FRAMEWORK_BACKWARD_WORDS = frozenset(
 )
 _TEST_PATH = re.compile(r"(^|[/\\])(test_[^/\\]*|[^/\\]*_test|conftest)\.py$|(^|[/\\])(tests?|testing)[/\\]")
 _HOST_WORDS = frozenset({"cpu", "host"})
+# Networks that are deliberately kept frozen while another one trains.
+FROZEN_WORDS = frozenset(
+    """teacher target tgt ema shadow swa avg averaged momentum frozen fixed ref reference pretrained
+    old prev vgg lpips inception clip perceptual""".split()
+)
 
 
 def is_test_file(ctx: FileContext) -> bool:
