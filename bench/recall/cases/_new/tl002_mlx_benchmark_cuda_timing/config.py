@@ -1,0 +1,3 @@
+import os
+
+USE_MLX = os.environ.get("USE_MLX", "0") == "1"

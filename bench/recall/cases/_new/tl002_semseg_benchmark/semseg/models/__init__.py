@@ -1,0 +1,3 @@
+from .segformer import SegFormer
+
+__all__ = ['SegFormer']
