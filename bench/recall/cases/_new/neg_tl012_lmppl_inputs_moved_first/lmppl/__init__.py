@@ -1,0 +1,1 @@
+from .ppl_recurrent_lm import LM
