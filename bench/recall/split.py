@@ -8,6 +8,11 @@ report) form a family that stays in one split, so that a bug and its fixed twin 
 up on both sides. Families are stratified by their first labelled rule (negatives by the
 rule they are a hard negative for), shuffled with a fixed seed per stratum, and dealt so
 that each stratum's case count is balanced between the splits.
+
+Cases are added in batches (`batch = N` in a case's labels; the first batch has none), and
+a batch never moves a case of an earlier one: each batch is dealt on its own (its seed
+names the batch), except that a case of a family that an earlier batch already placed
+joins that family's split.
 """
 
 from __future__ import annotations
@@ -47,6 +52,19 @@ def stratum(cases: list[dict]) -> str:
 
 
 def assign(entries: list[dict]) -> dict[str, str]:
+    result: dict[str, str] = {}
+    for batch in sorted({entry.get("batch", 1) for entry in entries}):
+        placed = {family(e["source"]): result[e["id"]] for e in entries if e["id"] in result}
+        members = [e for e in entries if e.get("batch", 1) == batch]
+        for entry in members:
+            if family(entry["source"]) in placed:
+                result[entry["id"]] = placed[family(entry["source"])]
+        result.update(deal([e for e in members if e["id"] not in result], batch))
+    return result
+
+
+def deal(entries: list[dict], batch: int) -> dict[str, str]:
+    """The splits of one batch's new families, balanced per stratum."""
     families: dict[str, list[dict]] = defaultdict(list)
     for entry in entries:
         families[family(entry["source"])].append(entry)
@@ -56,7 +74,7 @@ def assign(entries: list[dict]) -> dict[str, str]:
     result: dict[str, str] = {}
     for name in sorted(strata):
         keys = sorted(strata[name])
-        random.Random(f"{SEED}:{name}").shuffle(keys)
+        random.Random(f"{SEED}:{name}" if batch == 1 else f"{SEED}:{batch}:{name}").shuffle(keys)
         counts = {split: 0 for split in SPLITS}
         for key in keys:
             split = min(SPLITS, key=lambda s: (counts[s], SPLITS.index(s)))
