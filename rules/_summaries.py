@@ -18,7 +18,8 @@ another module means what the same code means in the checked file.
 ## The data
 ```
 {"imports": {local name: written target},          # `from .x import f` -> {"f": ".x.f"}
- "defs": {name: function or class entry}}
+ "defs": {name: function or class entry},
+ "places_on_device": bool}  # `.cuda()`, a CUDA device string, NCCL or the name `device`
 function: {"kind": "function", "params": [...], "effects": [...], "calls": [...],
            "mode_params": {param: "eval" | "train" | "flag:<param>"},
            "runs": [params and `self.<attr>` it calls: `model(x)`, `self.net.forward(x)`, `self.log(x)`],
@@ -90,7 +91,7 @@ def summarize(tree: ast.Module) -> Summary:
     walk = _Walk(_Names(imports, own))
     walk.run(tree)
     constants = {name: data for name, data in _constants(tree).items() if name not in walk.defs}
-    return {"imports": imports, "defs": {**walk.defs, **constants}}
+    return {"imports": imports, "defs": {**walk.defs, **constants}, "places_on_device": walk.places_on_device}
 
 
 def _constants(tree: ast.Module) -> dict[str, Summary]:
@@ -309,6 +310,9 @@ class _Walk:
         self.names = names
         self.defs: dict[str, Any] = {}
         self.docstrings: set[int] = set()
+        # What `devices.mentions_device` asks of a checked file: a `.cuda()` call, a CUDA
+        # device string, the NCCL backend or the name `device`.
+        self.places_on_device = False
 
     def run(self, tree: ast.Module) -> None:
         tops: list[tuple[str, _Function | _Class]] = []
@@ -346,13 +350,19 @@ class _Walk:
                 assert isinstance(node, ast.Call)
                 self._call(node, active, cls)
             elif kind is ast.Name:
+                if node.id == "device":  # type: ignore[attr-defined]
+                    self.places_on_device = True
                 if cls is not None and id(node) not in cls.skipped:
                     cls.words.append(node.id)  # type: ignore[attr-defined]
             elif kind is ast.Attribute:
+                if node.attr == "device":  # type: ignore[attr-defined]
+                    self.places_on_device = True
                 if cls is not None and id(node) not in cls.skipped:
                     cls.words.append(node.attr)  # type: ignore[attr-defined]
             elif kind is ast.arg or kind is ast.keyword:
                 word = node.arg  # type: ignore[attr-defined]
+                if word == "device":
+                    self.places_on_device = True
                 if cls is not None and word:
                     cls.words.append(word)
             elif kind is ast.Constant:
@@ -360,6 +370,8 @@ class _Walk:
                 if value == an.VISIBLE_DEVICES:
                     for func in active:
                         func.effects.add("selects_gpu")
+                if isinstance(value, str) and id(node) not in self.docstrings and an.CUDA_TEXT.match(value):
+                    self.places_on_device = True
                 if cls is not None and isinstance(value, str) and id(node) not in self.docstrings:
                     cls.words.append(value)
             elif kind is ast.Expr:
@@ -414,6 +426,8 @@ class _Walk:
 
     def _call(self, call: ast.Call, active: tuple[_Function, ...], cls: _Class | None) -> None:
         func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "cuda":
+            self.places_on_device = True
         if cls is not None:
             written = self.names.written(func, cls.node.name)
             if written is not None and not written.startswith("torch.") and not written.startswith(f":{cls.node.name}."):
@@ -744,6 +758,20 @@ def package_async_trainer(ctx: FileContext) -> str | None:
     project = view(ctx)
     found = project.package_functions(("backward", "copies_async")) if project is not None else []
     return found[0] if found else None
+
+
+def called_from_methods(ctx: FileContext, methods: Iterable[str]) -> list[str]:
+    """The checked file's top-level functions that methods named in `methods` of classes in
+    other modules of its folder call (`forward` of a layer calling `functional.encode`)."""
+    project = view(ctx)
+    return project.called_from_methods(methods) if project is not None else []
+
+
+def project_places_on_device(ctx: FileContext) -> bool:
+    """Some module of the checked file's project places work on a device (a training script
+    that moves the model of a layer library to CUDA); False outside a project."""
+    project = view(ctx)
+    return project is not None and project.places_on_device()
 
 
 def any_call_has(ctx: FileContext, calls: Iterable[cst.Call], effect: str) -> cst.Call | None:

@@ -7,7 +7,7 @@ import libcst as cst
 from torchlint.finding import Severity
 from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
 from torchlint.rules import _analysis as an
-from torchlint.rules._analysis.devices import LIGHTNING_STEPS, ForwardFactories, mentions_device, sets_default_device
+from torchlint.rules._analysis.devices import LIGHTNING_STEPS, ForwardFactories, runs_on_device, sets_default_device
 
 
 class FactoryWithoutDevice(Rule):
@@ -17,9 +17,10 @@ class FactoryWithoutDevice(Rule):
     `randint`, `randperm`, `eye`, `tensor`, `linspace`, `logspace`) called without `device=`
     inside an `nn.Module`'s `forward` (or a method that `forward` calls through `self`), or
     in a LightningModule's `training_step` / `validation_step` / `test_step` / `predict_step`,
-    in a file that runs models on a device (or defines a LightningModule, which the Trainer
-    places on its accelerator), when nothing moves the new tensor to the input's device
-    afterwards.
+    in a project that runs models on a device (the file itself, or another module of the
+    project, such as the training script that moves a layer library's model to CUDA; or the
+    file defines a LightningModule, which the Trainer places on its accelerator), when
+    nothing moves the new tensor to the input's device afterwards.
 
     ## Why is this bad?
     A factory without `device=` allocates on the CPU. The module works in CPU tests and
@@ -68,14 +69,23 @@ class FactoryWithoutDevice(Rule):
     NAME = "factory-without-device"
     SUMMARY = "Tensor factory in `forward` without `device=` creates a CPU tensor"
     SEVERITY = Severity.WARNING
-    TRIGGERS = (
-        ("forward",),
-        ("cuda", "device", "LightningModule"),
-        ("zeros", "ones", "empty", "full", "arange", "rand", "eye", "tensor", "linspace", "logspace"),
-    )
+    # Neither a device nor `forward` is a trigger: another module of the project may be the
+    # one that moves the model, or the layer whose `forward` calls this module's function.
+    TRIGGERS = (("zeros", "ones", "empty", "full", "arange", "rand", "eye", "tensor", "linspace", "logspace"),)
     CONFIRMED_BY = ("TL101",)
 
     VALID = [
+        # a module-level helper that `forward` gives only a size: what it mixes is no tensor
+        """
+        import torch
+        from torch import nn
+        def scaled_positions(n, scale):
+            return torch.arange(n) * scale
+        class Pos(nn.Module):
+            def forward(self, x):
+                return x + self.emb(scaled_positions(x.size(1), 2).to(x.device))
+        model = Pos().cuda()
+        """,
         # a NumPy table moved to the input's device, and a NumPy index used to select rows
         """
         import numpy as np
@@ -469,6 +479,17 @@ class FactoryWithoutDevice(Rule):
     ]
 
     INVALID = [
+        # a module-level helper that `forward` calls with its input
+        """
+        import torch
+        from torch import nn
+        def add_positions(x):
+            return x + torch.arange(x.size(-1))  # expect: TL011
+        class Pos(nn.Module):
+            def forward(self, x):
+                return add_positions(x)
+        model = Pos().cuda()
+        """,
         # an encoding built with NumPy and turned into a CPU tensor on every call
         Example(
             """
@@ -740,19 +761,20 @@ class FactoryWithoutDevice(Rule):
         if sets_default_device(ctx) or an.is_test_file(ctx):
             return
         finder = ForwardFactories(ctx)
-        # A LightningModule is written to run on whatever accelerator the Trainer picks.
-        if not mentions_device(ctx) and not finder.lightning_classes():
-            return
         seen: set[int] = set()
+        found: list[tuple[cst.Call, cst.FunctionDef, cst.FunctionDef]] = []
         for forward, methods in finder.forwards():
             for method in methods:
                 for call in finder.idx.within(method, cst.Call):
-                    if id(call) in seen or not finder.is_factory(call):
-                        continue
-                    seen.add(id(call))
-                    if not finder.reaches_device(call):
-                        continue
-                    yield self._report(ctx, finder, call, forward, method)
+                    if id(call) not in seen and finder.is_factory(call):
+                        seen.add(id(call))
+                        found.append((call, forward, method))
+        # A LightningModule is written to run on whatever accelerator the Trainer picks.
+        if not found or not (runs_on_device(ctx) or finder.lightning_classes()):
+            return
+        for call, forward, method in found:
+            if finder.reaches_device(call):
+                yield self._report(ctx, finder, call, forward, method)
 
     def _report(
         self, ctx: FileContext, finder: ForwardFactories, call: cst.Call, forward: cst.FunctionDef, method: cst.FunctionDef

@@ -36,6 +36,13 @@ function re-checks nothing. A check that asks which functions of its file's pack
 some effects (a data module asking whether a trainer beside it back-propagates and copies
 batches asynchronously) records the answer (`PACKAGE` and the effects): a module added to,
 removed from or edited in that package folder re-checks it only when the answer changes.
+A check that asks which of its file's functions the methods of other modules of its folder
+call (a layer's `forward` calling a function of a `functional` module beside it) records
+the answer under `CALLERS` and the methods' names. Likewise a check that asks whether any
+module of the project places work on a device (a
+layer library whose training script, elsewhere in the project, moves the model to CUDA)
+records the answer under `ON_DEVICE`. The project is the files below the file's root: the
+deepest of the nearest folder with a root marker and the checked folder holding the file.
 """
 
 from __future__ import annotations
@@ -58,6 +65,15 @@ MISSING = "missing"  # the module is in the project but defines no such name
 OUTSIDE = "outside"  # no module of the project has this name (installed, or not there)
 # The dependency key of a check that read the other modules of its file's package.
 PACKAGE = "package:"
+# The dependency key of a check that asked which of its functions the methods of other
+# modules of its folder call (followed by the methods' names).
+CALLERS = "callers:"
+# The dependency key of a check that asked whether some module of the project runs on a device.
+ON_DEVICE = "project-on-device"
+# The most modules read to answer that; a larger project answers "unknown" (False).
+MAX_PROJECT_MODULES = 5000
+# Folders never read as part of a project.
+_NOT_PROJECT = ("__pycache__", "node_modules", "site-packages", "build", "dist")
 
 Summary = dict[str, Any]
 Summarizer = Callable[[str], "Summary | None"]
@@ -169,6 +185,7 @@ class Project:
         self._probes: dict[tuple[Path, str], Path | None] = {}
         self._refs: dict[Path, ModuleRef] = {}
         self._digests: dict[tuple[Path, str], str] = {}
+        self._on_device: dict[Path, bool] = {}
 
     # -- files and modules
 
@@ -283,12 +300,62 @@ class Project:
                 found.extend(f"{module}.{member}" for member, data in members.items() if wanted <= set(data.get("effects", ())))
         return sorted(found)
 
+    def called_from_methods(self, path: Path, methods: Iterable[str]) -> list[str]:
+        """The top-level functions of `path`'s module that a method named in `methods`, of a
+        class of another module of `path`'s folder, calls (`layers.Encoding.forward` calling
+        `functional.encode`), as sorted names."""
+        wanted = set(methods)
+        own = self.module_of(Path(os.path.abspath(path)))
+        prefix = own.name + "."
+        found: set[str] = set()
+        for sibling in sorted(own.path.parent.glob("*.py")):
+            if sibling == own.path:
+                continue
+            ref = self.module_of(sibling)
+            for entry in ((self.summary(sibling) or {}).get("defs", {})).values():
+                for method, data in entry.get("methods", {}).items() if entry.get("kind") == "class" else ():
+                    if method not in wanted:
+                        continue
+                    for written in data.get("calls", ()):
+                        name = ref.absolute(written)
+                        if name is not None and name.startswith(prefix) and "." not in name[len(prefix) :]:
+                            found.add(name[len(prefix) :])
+        return sorted(found)
+
+    def root_of(self, path: Path) -> Path:
+        """The folder that holds `path`'s project (see the module docstring)."""
+        folder = Path(os.path.abspath(path)).parent
+        marked = next((f for f in (folder, *folder.parents) if any((f / m).exists() for m in ROOT_MARKERS)), None)
+        holding = [c for c in self.checked if c == folder or c in folder.parents]
+        candidates = [f for f in (marked, max(holding, key=lambda c: len(c.parts), default=None)) if f is not None]
+        return max(candidates, key=lambda f: len(f.parts), default=folder)
+
+    def places_on_device(self, path: Path) -> bool:
+        """Whether some module of `path`'s project places work on a device (the summaries'
+        `places_on_device`); False for a project of more than `MAX_PROJECT_MODULES` modules."""
+        root = self.root_of(path)
+        found = self._on_device.get(root)
+        if found is None:
+            modules = _project_modules(root)
+            found = self._on_device[root] = modules is not None and any(
+                (self.summary(module) or {}).get("places_on_device", False) for module in modules
+            )
+        return found
+
     def still_valid(self, path: Path, deps: dict[str, str]) -> bool:
         """Whether every dependency recorded for `path` would be recorded the same now.
         A key is an absolute name, looked up from `path`'s search path or, after `@`,
         from the search path of the module file named there; `PACKAGE` and a list of
         effects stand for the functions of `path`'s package that have them."""
         for key, digest in deps.items():
+            if key == ON_DEVICE:
+                if str(self.places_on_device(path)) != digest:
+                    return False
+                continue
+            if key.startswith(CALLERS):
+                if entry_digest(self.called_from_methods(path, key[len(CALLERS) :].split(","))) != digest:
+                    return False
+                continue
             if key.startswith(PACKAGE):
                 if entry_digest(self.package_functions(path, key[len(PACKAGE) :].split(","))) != digest:
                     return False
@@ -326,6 +393,21 @@ class ProjectView:
         return entry
 
 
+    def called_from_methods(self, methods: Iterable[str]) -> list[str]:
+        """This module's functions that methods named in `methods` of other modules of its
+        folder call (see `Project.called_from_methods`); the answer is the dependency."""
+        wanted = sorted(set(methods))
+        found = self.project.called_from_methods(self.module.path, wanted)
+        self.used[CALLERS + ",".join(wanted)] = entry_digest(found)
+        return found
+
+    def places_on_device(self) -> bool:
+        """Whether some module of this file's project places work on a device (see
+        `Project.places_on_device`); the answer is the dependency."""
+        found = self.project.places_on_device(self.module.path)
+        self.used[ON_DEVICE] = str(found)
+        return found
+
     def package_functions(self, effects: Iterable[str]) -> list[str]:
         """The functions of the other modules of this file's package that have all of
         `effects` (see `Project.package_functions`); the answer is the dependency."""
@@ -333,6 +415,21 @@ class ProjectView:
         found = self.project.package_functions(self.module.path, wanted)
         self.used[PACKAGE + ",".join(wanted)] = entry_digest(found)
         return found
+
+
+def _project_modules(root: Path) -> list[Path] | None:
+    """The `.py` files below `root`, outside hidden folders, virtual environments and build
+    output; None when there are more than `MAX_PROJECT_MODULES`."""
+    found: list[Path] = []
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = sorted(
+            name for name in subfolders
+            if not name.startswith(".") and name not in _NOT_PROJECT and not os.path.exists(os.path.join(folder, name, "pyvenv.cfg"))
+        )
+        found.extend(Path(folder, name) for name in sorted(files) if name.endswith(".py"))
+        if len(found) > MAX_PROJECT_MODULES:
+            return None
+    return found
 
 
 def _probe(folder: Path, name: str) -> Path | None:

@@ -156,6 +156,7 @@ from torchlint.rules._analysis.devices import (
     placements as placements,
     call_selects_gpu as call_selects_gpu,
     VISIBLE_DEVICES as VISIBLE_DEVICES,
+    CUDA_TEXT as CUDA_TEXT,
     process_group_inits as process_group_inits,
     backend as backend,
     gpu_selected as gpu_selected,

@@ -16,6 +16,7 @@ from typing import Iterable, Iterator
 import libcst as cst
 
 from torchlint.rule import FileContext
+from torchlint.rules import _summaries as sm
 from torchlint.rules._analysis.callgraph import functions, Functions
 from torchlint.rules._analysis.calls import (
     bind_arguments,
@@ -35,7 +36,7 @@ from torchlint.rules._analysis.networks import networks
 from torchlint.rules._analysis.names import calls_to, dotted, Imports, imports, last_name, mentions, string_text
 from torchlint.rules._analysis.vocabulary import DEVICE_WORDS, RANK_WORDS, name_tokens, says_host
 
-_CUDA_TEXT = re.compile(r"^(cuda|nccl)\b")
+CUDA_TEXT = re.compile(r"^(cuda|nccl)\b")
 
 
 def uses_cuda(ctx: FileContext) -> bool:
@@ -53,7 +54,7 @@ def _build_uses_cuda(ctx: FileContext) -> bool:
     for node in idx.nodes(cst.SimpleString, cst.FormattedString):
         text = string_text(node)
         # A device string, not an item of a list of names (`["cuda", "cpu"]`) or a docstring.
-        if text is not None and _CUDA_TEXT.match(text) and not isinstance(idx.parent(node), (cst.Element, cst.Expr)):
+        if text is not None and CUDA_TEXT.match(text) and not isinstance(idx.parent(node), (cst.Element, cst.Expr)):
             return True
     return False
 
@@ -116,6 +117,12 @@ def mentions_device(ctx: FileContext) -> bool:
     return any(node.value == "device" for node in idx.nodes(cst.Name))
 
 
+def runs_on_device(ctx: FileContext) -> bool:
+    """The file, or another module of its project, runs models somewhere other than the
+    default device (`mentions_device`; for other modules, their summaries' `places_on_device`)."""
+    return mentions_device(ctx) or sm.project_places_on_device(ctx)
+
+
 def sets_default_device(ctx: FileContext) -> bool:
     return any(
         callee_name(call) in ("set_default_device", "set_default_tensor_type")
@@ -153,6 +160,9 @@ class ForwardFactories:
         self._following: dict[int, str] = {}
         self._tensor_attrs: dict[str, set[str]] = {}
         self.classes = {cls.name.value: cls for cls in self.idx.nodes(cst.ClassDef)}
+        # Module-level functions that a layer's `forward` in another module calls: their
+        # inputs are taken as a `forward`'s are.
+        self._run_by_other_forwards: set[int] = set()
 
     # -- where to look ----------------------------------------------------------
 
@@ -174,7 +184,8 @@ class ForwardFactories:
 
     def forwards(self) -> Iterator[tuple[cst.FunctionDef, list[cst.FunctionDef]]]:
         """Each module class's `forward` (and a LightningModule's step hooks) with the methods
-        it runs through `self`."""
+        and module-level functions of this file it runs; and each module-level function that
+        a layer's `forward` in another module of this folder calls, with what it runs."""
         for name, methods in self.funcs.methods.items():
             if not self.is_module_class(name):
                 continue
@@ -183,6 +194,12 @@ class ForwardFactories:
                 method = methods.get(root)
                 if method is not None:
                     yield method, self._methods_run_by(method)
+        top_level = {f.name.value: f for f in self.funcs.all if self.funcs.enclosing_class(f) is None}
+        for name in sm.called_from_methods(self.ctx, ("forward",)):
+            func = top_level.get(name)
+            if func is not None and self.idx.scope(func) is self.ctx.module:
+                self._run_by_other_forwards.add(id(func))
+                yield func, self._methods_run_by(func)
 
     def _methods_run_by(self, forward: cst.FunctionDef) -> list[cst.FunctionDef]:
         found: dict[int, cst.FunctionDef] = {id(forward): forward}
@@ -190,7 +207,7 @@ class ForwardFactories:
         while stack:
             current = stack.pop()
             for call in self.idx.within(current, cst.Call):
-                if self._self_call(call):
+                if self._self_call(call) or isinstance(call.func, cst.Name):
                     for method in self.funcs.resolve(call):
                         if id(method) not in found:
                             found[id(method)] = method
@@ -542,14 +559,14 @@ class ForwardFactories:
             return "Tensor" in self.ctx.module.code_for_node(annotation.annotation)
         if _scalar_default(param):
             return False
-        if func.name.value == "forward":
+        if func.name.value == "forward" or id(func) in self._run_by_other_forwards:
             return True
         if self._in_lightning_step(func):
             # The batch, which Lightning moved; not `batch_idx` or `dataloader_idx`.
             batch = positional_parameters(func, bound_self=True)[:1]
             return bool(batch) and batch[0].name.value == name
         for site in self.funcs.call_sites(func):
-            if not self._self_call(site):
+            if not (self._self_call(site) or isinstance(site.func, cst.Name)):
                 continue
             passed = bind_arguments(self.funcs, func, site).get(name)
             if passed is not None and self.on_device(passed, self.idx.scope(site)):

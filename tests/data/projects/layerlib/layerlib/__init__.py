@@ -1,0 +1,1 @@
+"""Layers that run on whatever device their inputs are on."""

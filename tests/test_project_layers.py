@@ -1,0 +1,102 @@
+"""Findings in a layer library that depend on other modules of its project: a function of
+`functional.py` runs inside a layer's `forward` in `layers.py` beside it, and the training
+script at the project's root is what moves the model to CUDA (TL011). The cache re-checks
+the library when either answer changes."""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from torchlint import api
+from torchlint.config import Config
+from torchlint.project import CALLERS, ON_DEVICE, Project, ProjectView
+from torchlint.rules._summaries import summarize
+
+PROJECT = Path(__file__).parent / "data" / "projects" / "layerlib"
+FOUND = [("functional.py", 6), ("layers.py", 23)]
+
+
+def findings(paths: list[Path], cwd: Path, cache: Path | None = None) -> api.CheckResult:
+    return api.check_paths(paths, Config(), cwd=cwd, jobs=1, cache_dir=cache)
+
+
+def tl011(result: api.CheckResult) -> list[tuple[str, int]]:
+    return sorted((Path(f.filename).name, f.line) for f in result.findings if f.code == "TL011")
+
+
+def project_of(root: Path) -> Project:
+    return Project(lambda text: summarize(ast.parse(text)), checked=[root])
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    copy = tmp_path / "layerlib"
+    shutil.copytree(PROJECT, copy)
+    return copy
+
+
+def test_summaries_say_whether_a_module_places_work_on_a_device() -> None:
+    def places(source: str) -> bool:
+        return bool(summarize(ast.parse(source))["places_on_device"])
+
+    assert places("model.cuda()\n") and places("x = torch.zeros(3, device=d)\n")
+    assert places("run(model, 'cuda:0')\n") and places("def f(device):\n    pass\n")
+    assert places("self.to(self.device)\n")
+    assert not places('"""Runs on cuda devices."""\nx = torch.zeros(3)\n')
+    assert not places("import torch\nx = torch.cuda.is_available\n")
+
+
+def test_the_functions_that_a_forward_beside_them_calls() -> None:
+    project = project_of(PROJECT)
+    functional = Path(os.path.abspath(PROJECT / "layerlib" / "functional.py"))
+    view = ProjectView.of(project, functional)
+    assert view.called_from_methods(["forward"]) == ["sinusoid"]  # not `table`
+    assert view.called_from_methods(["__init__"]) == []
+    assert list(view.used) == [CALLERS + "forward", CALLERS + "__init__"]
+    layers = Path(os.path.abspath(PROJECT / "layerlib" / "layers.py"))
+    assert ProjectView.of(project, layers).called_from_methods(["forward"]) == []
+
+
+def test_the_project_places_work_on_a_device_when_any_module_does(project: Path) -> None:
+    layers = project / "layerlib" / "layers.py"
+    assert project_of(project).root_of(layers) == project
+    view = ProjectView.of(project_of(project), layers)
+    assert view.places_on_device() and view.used == {ON_DEVICE: "True"}
+    (project / "train.py").unlink()
+    assert not project_of(project).places_on_device(layers)
+
+
+def test_library_findings_come_from_the_modules_around_it() -> None:
+    alone = api.check_source((PROJECT / "layerlib" / "layers.py").read_text(), "layerlib/layers.py")
+    assert [f for f in alone if f.code == "TL011"] == []
+    assert tl011(findings([PROJECT], PROJECT)) == FOUND
+
+
+def test_a_training_script_that_stops_using_cuda_rechecks_the_library(project: Path) -> None:
+    cache = project / ".cache"
+    first = findings([project], project, cache)
+    assert tl011(first) == FOUND
+    edit(project / "train.py", 'device = torch.device("cuda")\n', "")
+    edit(project / "train.py", ".to(device)", "")
+    after = findings([project], project, cache)
+    assert tl011(after) == []
+    # train.py (its bytes) and the two library modules that asked are checked again.
+    assert after.files_cached == first.files_checked - 3
+
+
+def test_a_layer_that_stops_calling_the_function_rechecks_it(project: Path) -> None:
+    cache = project / ".cache"
+    findings([project], project, cache)
+    edit(project / "layerlib" / "layers.py", "functional.sinusoid(x, self.size)", "x.sin()")
+    assert tl011(findings([project], project, cache)) == [("layers.py", 23)]
