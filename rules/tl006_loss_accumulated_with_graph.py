@@ -71,6 +71,16 @@ class LossAccumulatedWithGraph(Rule):
     CONFIRMED_BY = ("TL103",)
 
     VALID = [
+        # a model output's loss read as a number, and a count carried by the batch
+        """
+        for batch in loader:
+            output = model(**batch)
+            output.loss.backward()
+            optimizer.step()
+            train_loss += output.loss.item()
+            seen += batch.num_graphs
+            losses.append(output.loss.data)
+        """,
         # Outputs kept so that a later pass of the schedule back-propagates them (a pipeline
         # schedule that runs `lag` chunks ahead).
         """
@@ -281,6 +291,25 @@ class LossAccumulatedWithGraph(Rule):
     ]
 
     INVALID = [
+        # the loss field of a model's output (Hugging Face models return one)
+        Example(
+            """
+            for batch in loader:
+                output = model(**batch)
+                output.loss.backward()
+                optimizer.step()
+                optimizer.zero_grad()
+                train_loss += output.loss  # expect: TL006
+            """,
+            fixed="""
+            for batch in loader:
+                output = model(**batch)
+                output.loss.backward()
+                optimizer.step()
+                optimizer.zero_grad()
+                train_loss += output.loss.detach()  # expect: TL006
+            """,
+        ),
         # the loss comes back from the method that back-propagated it (Hugging Face's old Trainer)
         Example(
             """
@@ -525,12 +554,15 @@ class LossAccumulatedWithGraph(Rule):
         if isinstance(acc.value, cst.Call):
             helpers = an.functions(ctx).resolve(acc.value)
             return len(helpers) == 1 and an.returns_backpropagated_loss(ctx, helpers[0])
-        binding = an.binding_before(idx, loop, acc.value.value, acc.statement)
+        name = acc.added_name
+        if name is None:
+            return False
+        # `output.loss` holds a graph when `output` was computed in the loop.
+        binding = an.binding_before(idx, loop, name.partition(".")[0], acc.statement)
         if binding is None or an.no_graph(binding.value):
             return False
         in_loop = [b for b in backpropagated.calls if idx.contains(loop.body, b)]
         if in_loop:
-            name = acc.value.value
             # A term added into the loss (`kl` in `loss = ce + kl`) holds a graph when it was
             # computed by a call; a weight or a count (`lam = args.lam`) does not.
             return name in backpropagated.direct or (
@@ -538,7 +570,8 @@ class LossAccumulatedWithGraph(Rule):
             )
         return (
             imps.mentions("torch")
-            and "loss" in an.name_tokens(acc.value.value)
+            and isinstance(acc.value, cst.Name)
+            and "loss" in an.name_tokens(name)
             # One element of an unpacked tuple may be anything: `loss, metrics, preds = f(x)`.
             and not binding.unpacked
             and an.is_loss_call(imps, binding.value)
@@ -549,7 +582,7 @@ class LossAccumulatedWithGraph(Rule):
         code = ctx.module.code_for_node
         name = code(acc.value)
         total = code(acc.accumulator)
-        what = "a tensor that requires grad" if isinstance(acc.value, cst.Name) else "a loss tensor that requires grad"
+        what = "a loss tensor that requires grad" if isinstance(acc.value, cst.Call) else "a tensor that requires grad"
         message = (
             f"`{total}` accumulates `{name}`, {what}: every iteration's autograd "
             f"graph stays alive and memory grows; accumulate `{name}.detach()` or `{name}.item()`"

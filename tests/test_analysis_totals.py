@@ -36,6 +36,9 @@ def test_each_kind_of_running_total_with_what_it_adds() -> None:
             meter.update(loss, n)
             other.update(loss)
             total += self.step(x)
+            total += out.loss
+            losses.append(out.loss)
+            losses.append(out.loss.data)
             for inner in parts:
                 nested += inner
         """
@@ -47,6 +50,8 @@ def test_each_kind_of_running_total_with_what_it_adds() -> None:
         ("losses", "loss"),
         ("meter", "loss"),
         ("total", "self.step(x)"),
+        ("total", "out.loss"),
+        ("losses", "out.loss"),
     ]
 
 
@@ -72,13 +77,15 @@ def test_meters_by_class_name_or_by_an_update_that_sums_its_argument() -> None:
 def test_added_operand() -> None:
     def operand(text: str) -> str | None:
         found = an.added_operand(cst.parse_expression(text))
-        return found.value if found is not None else None
+        return an.dotted(found) if found is not None else None
 
     assert operand("loss") == "loss"
     assert operand("loss * x.size(0)") == "loss"
     assert operand("loss / n") == "loss"
     assert operand("w * loss.item()") is None
     assert operand("loss + 1") is None
+    assert operand("output.loss") == "output.loss" and operand("output.loss / n") == "output.loss"
+    assert operand("loss.data") is None and operand("outputs[0]") is None
 
 
 def test_a_total_restarted_inside_the_iteration() -> None:

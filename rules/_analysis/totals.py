@@ -1,5 +1,5 @@
 """Running totals: values summed or collected across the iterations of a loop (`total +=
-loss`, `total = total + loss`, `losses.append(loss)`, `meter.update(loss, n)` of a
+loss`, `total += output.loss`, `total = total + loss`, `losses.append(loss)`, `meter.update(loss, n)` of a
 running-average meter), the value each one adds, and whether the total is started afresh
 inside the iteration. Whether the added value carries an autograd graph is `graphs`'s.
 """
@@ -27,8 +27,13 @@ class RunningTotal:
 
     statement: cst.CSTNode
     accumulator: cst.BaseExpression
-    # The added name, or the call of a helper that returns the value.
-    value: cst.Name | cst.Call
+    # The added name or attribute (`output.loss`), or the call of a helper that returns the value.
+    value: cst.Name | cst.Attribute | cst.Call
+
+    @property
+    def added_name(self) -> str | None:
+        """The dotted name added (`loss`, `output.loss`); None for a helper's result."""
+        return dotted(self.value) if not isinstance(self.value, cst.Call) else None
 
 
 def running_totals(ctx: FileContext, loop: cst.For | cst.While) -> Iterator[RunningTotal]:
@@ -56,8 +61,9 @@ def running_totals(ctx: FileContext, loop: cst.For | cst.While) -> Iterator[Runn
         elif isinstance(node, cst.Call) and method_name(node) == "append" and len(node.args) == 1:
             owner = receiver(node)
             item = node.args[0].value
-            if owner is not None and dotted(owner) is not None and isinstance(item, cst.Name):
-                yield RunningTotal(node, owner, item)
+            if owner is not None and dotted(owner) is not None and isinstance(item, (cst.Name, cst.Attribute)):
+                if dotted(item) is not None and not detached(item):
+                    yield RunningTotal(node, owner, item)
         elif isinstance(node, cst.Call) and method_name(node) == "update" and positional(node):
             owner = receiver(node)
             value = added_operand(positional(node)[0].value)
@@ -99,10 +105,13 @@ def _sums_argument(idx: Index, update: cst.FunctionDef) -> bool:
     )
 
 
-def added_operand(expr: cst.BaseExpression) -> cst.Name | None:
-    """`loss` in `loss`, `loss * x.size(0)`, `loss / n`; None in `w * loss.item()` (a number)."""
+def added_operand(expr: cst.BaseExpression) -> cst.Name | cst.Attribute | None:
+    """`loss` in `loss`, `loss * x.size(0)`, `loss / n`, `output.loss` (a model output's
+    field); None in `w * loss.item()` or `loss.data` (a number, a detached tensor)."""
     if isinstance(expr, cst.Name):
         return expr
+    if isinstance(expr, cst.Attribute):
+        return expr if dotted(expr) is not None and not detached(expr) else None
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)):
         if detached(expr.left) or detached(expr.right):
             return None
