@@ -22,10 +22,12 @@ class InputNotOnModelDevice(Rule):
     Finds a model moved to an accelerator (`model.cuda()`, `model.to(device)`) that is
     then called, in a training or evaluation loop over a data loader, on a batch taken
     straight from the loader that is never moved to a device: no `x.to(device)`,
-    `x.cuda()`, `to_device(batch)` or `{k: v.to(device) ...}` anywhere in the loop.
+    `x.cuda()`, `to_device(batch)` or `{k: v.to(device) ...}` anywhere in the loop. Likewise
+    a sample taken from a dataset by index (`image, label = test_set[0]`, the single-image
+    prediction after training) and passed to the model as the dataset made it.
 
     ## Why is this bad?
-    A `DataLoader` yields CPU tensors. The first forward pass of a CUDA model on them fails
+    A `DataLoader` yields CPU tensors, and so does indexing its dataset. The first forward pass of a CUDA model on them fails
     with `RuntimeError: Expected all tensors to be on the same device` (or `Input type
     (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same`). The
     script often works on a CPU-only laptop, where `device` is `"cpu"`, and breaks on the
@@ -69,11 +71,28 @@ class InputNotOnModelDevice(Rule):
 
     CODE = "TL012"
     NAME = "input-not-on-model-device"
-    SUMMARY = "Model moved to a GPU is called on loader batches that are never moved"
-    TRIGGERS = ((".cuda(", ".to("), ("oader", "_dl", "dl_", " dl", "(dl", "_DL", "DL_"))
+    SUMMARY = "Model moved to a GPU is called on loader batches or dataset samples that are never moved"
+    TRIGGERS = ((".cuda(", ".to("), ("oader", "_dl", "dl_", " dl", "(dl", "_DL", "DL_", "ataset", "ImageFolder"))
     CONFIRMED_BY = ("TL101",)
 
     VALID = [
+        # dataset samples moved before the model sees them, samples of a dataset built on the
+        # GPU, and an item of a plain list
+        """
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        model = Net().to("cuda")
+        val_set = ImageDataset(root)
+        image, label = val_set[0]
+        image = image.to("cuda")
+        pred = model(image[None])
+        on_gpu = TensorDataset(torch.randn(10, 3, device="cuda"), torch.zeros(10, device="cuda"))
+        loader = DataLoader(on_gpu)
+        x, y = on_gpu[0]
+        model(x)
+        first = examples[0]
+        model(first)
+        """,
         # a batch object that moves itself in place (PyG's `Data`, Hugging Face's `BatchEncoding`)
         """
         model = GCN().to(device)
@@ -236,6 +255,18 @@ class InputNotOnModelDevice(Rule):
     ]
 
     INVALID = [
+        # one sample of a dataset, as the dataset gives it, into a model on the GPU
+        """
+        import torch
+        from torchvision import datasets
+        from torchvision.transforms import ToTensor
+        test_set = datasets.FashionMNIST("data", train=False, transform=ToTensor())
+        model = Net().to("cuda")
+        model.eval()
+        image, label = test_set[0]
+        with torch.no_grad():
+            pred = model(image.unsqueeze(0))  # expect: TL012
+        """,
         # `.to()` on a tensor returns a copy, which this loop throws away
         """
         import torch
@@ -385,7 +416,14 @@ class InputNotOnModelDevice(Rule):
             found = finder.unmoved_call(loop)
             if found is not None:
                 call, move, inputs = found
-                yield self.report(call, finder.message(call, move, inputs, loop))
+                source = finder.data.loader(loop.iter) or loop.iter
+                yield self.report(call, finder.message(call, move, inputs, source))
+        for sample in an.dataset_samples(ctx):
+            found = finder.unmoved_sample_call(sample)
+            if found is not None:
+                call, move, inputs = found
+                dataset = cst.parse_expression(sample.dataset)
+                yield self.report(call, finder.message(call, move, inputs, dataset, moved="the sample"))
 
 
 class _Finder:
@@ -409,19 +447,31 @@ class _Finder:
         if any(self.placements.moves_data_in(root, skipped) for root in self.funcs.reachable(loop.body)):
             return None
         self.discarded = discarded
-        for call, inputs in an.calls_on_raw_batch(self.idx, loop):
-            move = self._moved_model(call, loop)
+        return self._first_unmoved(an.calls_on_raw_batch(self.idx, loop), loop)
+
+    def unmoved_sample_call(self, sample: an.DatasetSample) -> tuple[cst.Call, cst.Call, list[str]] | None:
+        """A moved model called on a dataset sample that nothing moved (`model(ds[0][0])`)."""
+        self.discarded = {}
+        return self._first_unmoved(an.calls_on_raw_sample(self.idx, sample), sample.statement)
+
+    def _first_unmoved(
+        self, calls: list[tuple[cst.Call, list[cst.BaseExpression]]], start: cst.CSTNode
+    ) -> tuple[cst.Call, cst.Call, list[str]] | None:
+        for call, inputs in calls:
+            move = self._moved_model(call, start)
             if move is not None:
                 return call, move, [self.ctx.module.code_for_node(expr) for expr in inputs]
         return None
 
-    def _moved_model(self, call: cst.Call, loop: cst.For) -> cst.Call | None:
+    def _moved_model(self, call: cst.Call, start: cst.CSTNode) -> cst.Call | None:
+        """The move of the model that `call` runs, made before the data at `start` (a loop
+        over a loader, a sample taken from a dataset) reaches it."""
         func = an.called_module(call)
         key = an.model_key(func)
         if func is None or key is None or self.funcs.resolve(call):
             return None
         moves = self.moves.get(key)
-        home = self.idx.scope(loop)
+        home = self.idx.scope(start)
         if isinstance(func, cst.Name) and isinstance(home, cst.FunctionDef) and func.value in an.parameter_names(home):
             return self._moved_argument(home, func.value)
         if not moves:
@@ -429,7 +479,7 @@ class _Finder:
         for move in moves:
             if self.placements.rebuilt_since(move, func):
                 continue
-            if self.idx.scope(move) is not home or self.idx.order(move) < self.idx.order(loop):
+            if self.idx.scope(move) is not home or self.idx.order(move) < self.idx.order(start):
                 return move
         return None
 
@@ -442,7 +492,9 @@ class _Finder:
                 return self.moves[key][0]
         return None
 
-    def message(self, call: cst.Call, move: cst.Call, inputs: list[str], loop: cst.For) -> str:
+    def message(
+        self, call: cst.Call, move: cst.Call, inputs: list[str], source: cst.BaseExpression, moved: str = "the batch"
+    ) -> str:
         code = self.ctx.module.code_for_node
         model = code(an.called_module(call) or call.func)
         data = inputs[0]
@@ -452,7 +504,7 @@ class _Finder:
             device_arg = an.keyword(move, "device") or an.positional(move)[0]
             device = code(device_arg.value)
             where, fix = f"`{device}`", f"{data}.to({device})"
-        loader = code(self.data.loader(loop.iter) or loop.iter)
+        loader = code(source)
         thrown_away = self.discarded.get(data)
         if thrown_away is not None:
             return (
@@ -463,7 +515,7 @@ class _Finder:
             )
         return (
             f"`{model}` is moved to {where} (`{code(move)}`) but its input `{data}` comes from "
-            f"`{loader}` and is never moved: the forward pass fails with a device mismatch; move the "
-            f"batch first, e.g. `{fix}`"
+            f"`{loader}` and is never moved: the forward pass fails with a device mismatch; move "
+            f"{moved} first, e.g. `{fix}`"
         )
 

@@ -187,3 +187,45 @@ class TestLoaderSettings:
         ctx = context(source)
         (loader,) = loaders(ctx)
         assert an.loader_settings(ctx, loader) is None
+
+
+class TestDatasetSamples:
+    def test_samples_of_datasets_given_to_loaders_or_built_by_dataset_classes(self) -> None:
+        ctx = context(
+            """
+            from torchvision import datasets
+            train_set = datasets.MNIST("data", train=True)
+            val_set = FaceDataset(root)
+            test_data = load_split("test")
+            loader = DataLoader(test_data, batch_size=8)
+            gpu_set = TensorDataset(x.cuda(), y.cuda())
+            image, label = train_set[0]
+            x, y = test_data[3][0], test_data[3][1]
+            face = val_set[i]["image"]
+            on_gpu = gpu_set[0]
+            mixed = train_set[0], other[0]
+            first = examples[0]
+            """
+        )
+        found = [(code(ctx, s.statement.targets[0].target), s.dataset) for s in an.dataset_samples(ctx)]
+        assert found == [("image, label", "train_set"), ("x, y", "test_data"), ("face", "val_set")]
+
+    def test_calls_on_a_raw_sample_until_it_is_moved(self) -> None:
+        ctx = context(
+            """
+            from torchvision import datasets
+            test_set = datasets.MNIST("data")
+            model(test_set[0][0])
+            image, label = test_set[0]
+            show(image)
+            with torch.no_grad():
+                model(image.unsqueeze(0))
+            image = image.to(device)
+            model(image)
+            def later():
+                model(image)
+            """
+        )
+        (sample,) = an.dataset_samples(ctx)
+        calls = [code(ctx, c) for c, _ in an.calls_on_raw_sample(an.index(ctx), sample)]
+        assert calls == ["show(image)", "model(image.unsqueeze(0))"]

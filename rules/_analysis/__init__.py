@@ -17,7 +17,7 @@ most once per file, through `FileContext.analysis`.
   names that hold a network whatever they are called.
 - `devices`: CUDA placement, where models and a forward's tensors go.
 - `loaders`: the loader a loop iterates, and whether its data is already on a device; the
-  batch as the loader yielded it; how a `DataLoader(...)` is built and what its data is;
+  batch as the loader yielded it, and samples taken from a dataset by index; how a `DataLoader(...)` is built and what its data is;
   distributed samplers, the loaders that draw from them and where those run a pass.
 - `graphs`: which values carry autograd history, what backward passes consume.
 - `grad_regions`: whether a node runs with gradients off (also through its callers).
@@ -175,6 +175,9 @@ from torchlint.rules._analysis.loaders import (
     batch_target as batch_target,
     raw_batch as raw_batch,
     calls_on_raw_batch as calls_on_raw_batch,
+    calls_on_raw_sample as calls_on_raw_sample,
+    DatasetSample as DatasetSample,
+    dataset_samples as dataset_samples,
     discarded_moves as discarded_moves,
     loader_setting as loader_setting,
     loader_settings as loader_settings,

@@ -2,7 +2,8 @@
 through variables), and whether its data is already on a device before the loop sees it:
 built with a device move, batched by a collate function from elsewhere, or moved by a dataset
 hook, collate function or `forward` of the module. Which names of a loop body still hold a
-batch as the loader yielded it (`for x, y in loader:` until `x = x.to(device)`). How a
+batch as the loader yielded it (`for x, y in loader:` until `x = x.to(device)`), and samples
+taken from a dataset by index (`x, y = dataset[0]`), followed the same way. How a
 `DataLoader(...)` is built: its settings, and what its dataset is (samples already in
 memory, tensors on a GPU, tokenized text) and how its batches are used. The module's
 distributed samplers, the loaders that draw from them and where those loaders run a whole
@@ -215,9 +216,25 @@ def calls_on_raw_batch(idx: Index, loop: cst.For) -> list[tuple[cst.Call, list[c
     still hold the batch as the loader yielded it; an assignment of a moved value (`x =
     x.cuda()`) ends a name's raw state, one of raw data (`x = batch[0]`) starts it."""
     raw = {name.value for name in target_names(batch_target(loop))}
-    scope = idx.scope(loop)
-    events: list[cst.Assign | cst.Call] = [*idx.within(loop.body, cst.Assign), *idx.within(loop.body, cst.Call)]
-    events.sort(key=idx.order)
+    return calls_on_raw_data(idx, loop.body, raw, idx.scope(loop))
+
+
+def calls_on_raw_sample(idx: Index, sample: DatasetSample) -> list[tuple[cst.Call, list[cst.BaseExpression]]]:
+    """The calls after a dataset sample is taken, in its scope, with the arguments that still
+    hold the sample as the dataset gave it (as `calls_on_raw_batch` follows a batch)."""
+    raw = {name.value for target in sample.statement.targets for name in target_names(target.target)}
+    scope = idx.scope(sample.statement)
+    return calls_on_raw_data(idx, scope, raw, scope, after=idx.order(sample.statement))
+
+
+def calls_on_raw_data(
+    idx: Index, within: cst.CSTNode, raw: set[str], scope: cst.CSTNode, after: int = -1
+) -> list[tuple[cst.Call, list[cst.BaseExpression]]]:
+    """The calls in `within` (in `scope` itself, after source order `after`) with the
+    arguments that still hold the data that the names `raw` hold at the start."""
+    raw = set(raw)
+    events: list[cst.Assign | cst.Call] = [*idx.within(within, cst.Assign), *idx.within(within, cst.Call)]
+    events = sorted((node for node in events if idx.order(node) > after), key=idx.order)
     found: list[tuple[cst.Call, list[cst.BaseExpression]]] = []
     for node in events:
         if idx.scope(node) is not scope:
@@ -231,6 +248,68 @@ def calls_on_raw_batch(idx: Index, loop: cst.For) -> list[tuple[cst.Call, list[c
         inputs = [arg.value for arg in node.args if raw_batch(arg.value, raw)]
         if inputs:
             found.append((node, inputs))
+    return found
+
+
+@dataclass(frozen=True)
+class DatasetSample:
+    """`x, y = dataset[i]` (or `x = dataset[0][0]`): samples taken from a dataset by index,
+    as it makes them: on the CPU, unless the dataset puts its tensors on a device."""
+
+    statement: cst.Assign
+    dataset: str
+
+
+def dataset_samples(ctx: FileContext) -> list[DatasetSample]:
+    """Assignments of items of a dataset: a name given to a `DataLoader` as its dataset, or
+    bound to a dataset class's instance (`datasets.FashionMNIST(...)`, `ImageFolder(...)`, a
+    class whose name ends in `Dataset`), whose data stays on the host."""
+    return ctx.analysis(_build_dataset_samples)
+
+
+def _build_dataset_samples(ctx: FileContext) -> list[DatasetSample]:
+    idx = index(ctx)
+    if not any(isinstance(node.value, cst.Name) for node in idx.nodes(cst.Subscript)):
+        return []
+    names = _dataset_names(ctx)
+    sources = loader_sources(ctx)
+    assigned = assigned_values(ctx)
+    found: list[DatasetSample] = []
+    for assign in idx.nodes(cst.Assign):
+        value = assign.value
+        items = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else [value]
+        bases = {_item_base(item) for item in items}
+        if len(bases) != 1:
+            continue
+        (base,) = bases
+        if base is not None and base in names and not any(sources.holds_gpu_tensors(v) for v in assigned.get(base, [])):
+            found.append(DatasetSample(assign, base))
+    return found
+
+
+def _item_base(expr: cst.BaseExpression) -> str | None:
+    """`ds` for `ds[i]` and `ds[0][1]`; None for anything else."""
+    if not isinstance(expr, cst.Subscript):
+        return None
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    return dotted(expr)
+
+
+def _dataset_names(ctx: FileContext) -> set[str]:
+    imps = imports(ctx)
+    found: set[str] = set()
+    for call in calls_to(ctx, DATA_LOADERS, frozenset({"DataLoader"})):
+        given = loader_setting(call, "dataset")
+        name = dotted(given) if given is not None else None
+        if name:
+            found.add(name)
+    for name, values in assigned_values(ctx).items():
+        for value in values:
+            if isinstance(value, cst.Call):
+                callee = imps.callee(value) or ""
+                if callee.startswith("torchvision.datasets.") or callee.rpartition(".")[2].endswith(("Dataset", "ImageFolder")):
+                    found.add(name)
     return found
 
 
