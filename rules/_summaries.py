@@ -19,7 +19,8 @@ another module means what the same code means in the checked file.
 ```
 {"imports": {local name: written target},          # `from .x import f` -> {"f": ".x.f"}
  "defs": {name: function or class entry},
- "places_on_device": bool}  # `.cuda()`, a CUDA device string, NCCL or the name `device`
+ "places_on_device": bool,  # `.cuda()`, a CUDA device string, NCCL or the name `device`
+ "sets_epoch": bool}        # calls a `set_epoch`, `accelerator.prepare`, or imports a framework that does
 function: {"kind": "function", "params": [...], "effects": [...], "calls": [...],
            "mode_params": {param: "eval" | "train" | "flag:<param>"},
            "runs": [params and `self.<attr>` it calls: `model(x)`, `self.net.forward(x)`, `self.log(x)`],
@@ -68,6 +69,11 @@ if TYPE_CHECKING:
     from torchlint.project import ProjectView
 
 _DROPOUT_LAYER = re.compile(r"Dropout\d?d?$")
+# Training frameworks whose loops give distributed samplers the epoch themselves.
+EPOCH_FRAMEWORKS = frozenset(
+    """lightning pytorch_lightning accelerate ignite transformers deepspeed composer mmengine mmcv
+    detectron2 fairseq catalyst fastai torchtnt""".split()
+)
 # How many calls deep effects are followed through other functions.
 MAX_DEPTH = 4
 
@@ -91,7 +97,12 @@ def summarize(tree: ast.Module) -> Summary:
     walk = _Walk(_Names(imports, own))
     walk.run(tree)
     constants = {name: data for name, data in _constants(tree).items() if name not in walk.defs}
-    return {"imports": imports, "defs": {**walk.defs, **constants}, "places_on_device": walk.places_on_device}
+    return {
+        "imports": imports,
+        "defs": {**walk.defs, **constants},
+        "places_on_device": walk.places_on_device,
+        "sets_epoch": walk.sets_epoch or any(t.split(".")[0] in EPOCH_FRAMEWORKS for t in imports.values()),
+    }
 
 
 def _constants(tree: ast.Module) -> dict[str, Summary]:
@@ -227,6 +238,11 @@ class _Function:
     def __init__(self, func: ast.FunctionDef | ast.AsyncFunctionDef, cls: str | None, names: _Names) -> None:
         self.cls = cls
         self.params = _params(func)
+        args = func.args
+        positional = [*args.posonlyargs, *args.args]
+        pairs = [*zip(positional[len(positional) - len(args.defaults) :], args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]
+        # Parameters that default to True (`shuffle=True`).
+        self.true_defaults = {a.arg for a, d in pairs if isinstance(d, ast.Constant) and d.value is True}
         self.effects: set[str] = set()
         self.calls: dict[str, None] = {}
         self.modes: dict[str, str] = {}
@@ -313,6 +329,7 @@ class _Walk:
         # What `devices.mentions_device` asks of a checked file: a `.cuda()` call, a CUDA
         # device string, the NCCL backend or the name `device`.
         self.places_on_device = False
+        self.sets_epoch = False
 
     def run(self, tree: ast.Module) -> None:
         tops: list[tuple[str, _Function | _Class]] = []
@@ -428,6 +445,8 @@ class _Walk:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr == "cuda":
             self.places_on_device = True
+        if "set_epoch" in _last(func) or (isinstance(func, ast.Attribute) and func.attr == "prepare"):
+            self.sets_epoch = True
         if cls is not None:
             written = self.names.written(func, cls.node.name)
             if written is not None and not written.startswith("torch.") and not written.startswith(f":{cls.node.name}."):
@@ -471,7 +490,7 @@ class _Walk:
             found.add("selects_gpu")
         if short == "init_process_group":
             found.add("inits_process_group")
-        if short == "DistributedSampler" and _shuffles(call):
+        if short == "DistributedSampler" and _shuffles(call, active[0].true_defaults):
             found.add("distributed_sampler")
         for function in active:
             function.effects |= found
@@ -510,13 +529,19 @@ def _self_parameter_loop(target: ast.expr, iterated: ast.expr) -> list[str]:
     return [target.id] if isinstance(target, ast.Name) else []
 
 
-def _shuffles(sampler: ast.Call) -> bool:
-    """A `DistributedSampler` that shuffles: no `shuffle=` other than True, and not given
-    `shuffle` positionally (its fourth argument) or through `*args` / `**kwargs`."""
+def _shuffles(sampler: ast.Call, true_defaults: set[str]) -> bool:
+    """A `DistributedSampler` that shuffles: no `shuffle=` other than True or a parameter
+    that defaults to True (`true_defaults`), and not given `shuffle` positionally (its
+    fourth argument) or through `*args` / `**kwargs`."""
     if len(sampler.args) >= 4 or any(isinstance(a, ast.Starred) for a in sampler.args):
         return False
     for keyword in sampler.keywords:
-        if keyword.arg is None or (keyword.arg == "shuffle" and not (isinstance(keyword.value, ast.Constant) and keyword.value.value is True)):
+        if keyword.arg is None:
+            return False
+        value = keyword.value
+        if keyword.arg == "shuffle" and not (
+            (isinstance(value, ast.Constant) and value.value is True) or (isinstance(value, ast.Name) and value.id in true_defaults)
+        ):
             return False
     return True
 
@@ -771,7 +796,15 @@ def project_places_on_device(ctx: FileContext) -> bool:
     """Some module of the checked file's project places work on a device (a training script
     that moves the model of a layer library to CUDA); False outside a project."""
     project = view(ctx)
-    return project is not None and project.places_on_device()
+    return project is not None and project.any_module("places_on_device")
+
+
+def project_sets_epoch(ctx: FileContext) -> bool:
+    """Some module of the checked file's project calls a `set_epoch`, hands loaders to
+    `accelerator.prepare`, or trains with a framework that sets samplers' epochs itself;
+    True outside a project (unknown)."""
+    project = view(ctx)
+    return project is None or project.any_module("sets_epoch")
 
 
 def any_call_has(ctx: FileContext, calls: Iterable[cst.Call], effect: str) -> cst.Call | None:

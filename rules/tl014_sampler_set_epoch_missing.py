@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
 from torchlint.rules import _analysis as an
+from torchlint.rules import _summaries as sm
 
 MAX_CALLER_DEPTH = 2
 
@@ -23,7 +24,12 @@ class SamplerSetEpochMissing(Rule):
     file calls a `set_epoch` at all and the loop does not hand the sampler to code it cannot
     see. A factory of another module of the project that builds the sampler
     (`self.sampler = make_sampler(dataset)`) or a loader with one
-    (`self.train_loader = make_loader(dataset)`) counts as the sampler.
+    (`self.train_loader = make_loader(dataset)`) counts as the sampler. A data module that
+    builds and keeps the sampler for a training loop in another module (a `Bunch` holding
+    `self.train_loader`) is reported at the sampler when no module of the project calls a
+    `set_epoch`, hands loaders to `accelerator.prepare`, or imports a framework that sets the
+    epoch itself (Lightning, Hugging Face, ignite, DeepSpeed, ...). A sampler whose `shuffle=`
+    is a parameter counts as shuffling when that parameter defaults to `True`.
 
     ## Why is this bad?
     `DistributedSampler` shuffles with a generator seeded by `seed + epoch`, and the epoch
@@ -583,7 +589,8 @@ class SamplerSetEpochMissing(Rule):
         if any("set_epoch" in name or name == "prepare" for name in called):
             return
         funcs = an.functions(ctx)
-        for loop in an.epoch_loops(ctx, avoid=sampler.call):
+        loops = an.epoch_loops(ctx, avoid=sampler.call)
+        for loop in loops:
             if _escapes(idx, funcs, loop, sampler):
                 continue
             epoch = an.dotted(loop.target) if isinstance(loop, cst.For) else None
@@ -592,6 +599,14 @@ class SamplerSetEpochMissing(Rule):
                 f"the `DistributedSampler`{made_in} is never given the epoch: nothing in this file "
                 "calls `set_epoch`, so every epoch shuffles the data in the same order; call "
                 f"`loader.sampler.set_epoch({epoch or 'epoch'})` at the start of each epoch",
+            )
+        # A data module whose loaders another module trains on: the epoch loop is elsewhere.
+        if not loops and not sm.project_sets_epoch(ctx):
+            yield self.report(
+                sampler.call,
+                f"the `DistributedSampler`{made_in} is never given the epoch: no module of this "
+                "project calls `set_epoch`, so every epoch shuffles the data in the same order; call "
+                "`sampler.set_epoch(epoch)` at the start of each epoch of the loop that trains on it",
             )
 
     def _report(self, ctx: FileContext, idx: an.Index, loop: cst.For | cst.While, sampler: an.Sampler) -> Report:

@@ -43,6 +43,21 @@ class TestSamplers:
         found = [(s.name, s.loader_name) for s in an.distributed_samplers(ctx)]
         assert found == [("sampler", "loader"), (None, "loader2")]
 
+    def test_shuffle_given_by_a_parameter_that_defaults_to_true(self) -> None:
+        ctx = context(
+            """
+            from torch.utils.data import DistributedSampler
+            def shuffled(ds, shuffle=True):
+                sampler = DistributedSampler(ds, shuffle=shuffle)
+            def ordered(ds, shuffle=False):
+                sampler = DistributedSampler(ds, shuffle=shuffle)
+            def unknown(ds, shuffle):
+                sampler = DistributedSampler(ds, shuffle=shuffle)
+            """
+        )
+        scopes = [an.index(ctx).scope(s.call).name.value for s in an.distributed_samplers(ctx)]
+        assert scopes == ["shuffled"]
+
     def test_a_sampler_no_loader_of_the_module_draws_from(self) -> None:
         ctx = context(
             """

@@ -14,7 +14,7 @@ import pytest
 
 from torchlint import api
 from torchlint.config import Config
-from torchlint.project import CALLERS, ON_DEVICE, Project, ProjectView
+from torchlint.project import CALLERS, PROJECT as PROJECT_FACT, Project, ProjectView
 from torchlint.rules._summaries import summarize
 
 PROJECT = Path(__file__).parent / "data" / "projects" / "layerlib"
@@ -72,9 +72,9 @@ def test_the_project_places_work_on_a_device_when_any_module_does(project: Path)
     layers = project / "layerlib" / "layers.py"
     assert project_of(project).root_of(layers) == project
     view = ProjectView.of(project_of(project), layers)
-    assert view.places_on_device() and view.used == {ON_DEVICE: "True"}
+    assert view.any_module("places_on_device") and view.used == {PROJECT_FACT + "places_on_device": "True"}
     (project / "train.py").unlink()
-    assert not project_of(project).places_on_device(layers)
+    assert not project_of(project).any_module(layers, "places_on_device")
 
 
 def test_library_findings_come_from_the_modules_around_it() -> None:

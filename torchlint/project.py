@@ -39,9 +39,9 @@ removed from or edited in that package folder re-checks it only when the answer 
 A check that asks which of its file's functions the methods of other modules of its folder
 call (a layer's `forward` calling a function of a `functional` module beside it) records
 the answer under `CALLERS` and the methods' names. Likewise a check that asks whether any
-module of the project places work on a device (a
-layer library whose training script, elsewhere in the project, moves the model to CUDA)
-records the answer under `ON_DEVICE`. The project is the files below the file's root: the
+module of the project says a module-level fact of its summary (a layer library whose
+training script, elsewhere in the project, moves the model to CUDA: `places_on_device`)
+records the answer under `PROJECT` and the fact. The project is the files below the file's root: the
 deepest of the nearest folder with a root marker and the checked folder holding the file.
 """
 
@@ -68,8 +68,9 @@ PACKAGE = "package:"
 # The dependency key of a check that asked which of its functions the methods of other
 # modules of its folder call (followed by the methods' names).
 CALLERS = "callers:"
-# The dependency key of a check that asked whether some module of the project runs on a device.
-ON_DEVICE = "project-on-device"
+# The dependency key of a check that asked whether some module of the project has a
+# module-level fact of its summary (followed by the fact's name: `places_on_device`).
+PROJECT = "project:"
 # The most modules read to answer that; a larger project answers "unknown" (False).
 MAX_PROJECT_MODULES = 5000
 # Folders never read as part of a project.
@@ -185,7 +186,8 @@ class Project:
         self._probes: dict[tuple[Path, str], Path | None] = {}
         self._refs: dict[Path, ModuleRef] = {}
         self._digests: dict[tuple[Path, str], str] = {}
-        self._on_device: dict[Path, bool] = {}
+        self._modules: dict[Path, list[Path] | None] = {}
+        self._facts: dict[tuple[Path, str], bool] = {}
 
     # -- files and modules
 
@@ -330,15 +332,18 @@ class Project:
         candidates = [f for f in (marked, max(holding, key=lambda c: len(c.parts), default=None)) if f is not None]
         return max(candidates, key=lambda f: len(f.parts), default=folder)
 
-    def places_on_device(self, path: Path) -> bool:
-        """Whether some module of `path`'s project places work on a device (the summaries'
-        `places_on_device`); False for a project of more than `MAX_PROJECT_MODULES` modules."""
+    def any_module(self, path: Path, fact: str) -> bool:
+        """Whether the summary of some module of `path`'s project says `fact` (a module-level
+        flag: `places_on_device`, `sets_epoch`); False for a project of more than
+        `MAX_PROJECT_MODULES` modules."""
         root = self.root_of(path)
-        found = self._on_device.get(root)
+        found = self._facts.get((root, fact))
         if found is None:
-            modules = _project_modules(root)
-            found = self._on_device[root] = modules is not None and any(
-                (self.summary(module) or {}).get("places_on_device", False) for module in modules
+            modules = self._modules.get(root)
+            if root not in self._modules:
+                modules = self._modules[root] = _project_modules(root)
+            found = self._facts[(root, fact)] = modules is not None and any(
+                (self.summary(module) or {}).get(fact, False) for module in modules
             )
         return found
 
@@ -348,8 +353,8 @@ class Project:
         from the search path of the module file named there; `PACKAGE` and a list of
         effects stand for the functions of `path`'s package that have them."""
         for key, digest in deps.items():
-            if key == ON_DEVICE:
-                if str(self.places_on_device(path)) != digest:
+            if key.startswith(PROJECT):
+                if str(self.any_module(path, key[len(PROJECT) :])) != digest:
                     return False
                 continue
             if key.startswith(CALLERS):
@@ -401,11 +406,11 @@ class ProjectView:
         self.used[CALLERS + ",".join(wanted)] = entry_digest(found)
         return found
 
-    def places_on_device(self) -> bool:
-        """Whether some module of this file's project places work on a device (see
-        `Project.places_on_device`); the answer is the dependency."""
-        found = self.project.places_on_device(self.module.path)
-        self.used[ON_DEVICE] = str(found)
+    def any_module(self, fact: str) -> bool:
+        """Whether some module of this file's project says `fact` (see `Project.any_module`);
+        the answer is the dependency."""
+        found = self.project.any_module(self.module.path, fact)
+        self.used[PROJECT + fact] = str(found)
         return found
 
     def package_functions(self, effects: Iterable[str]) -> list[str]:

@@ -548,10 +548,7 @@ def _build_distributed_samplers(ctx: FileContext) -> list[Sampler]:
     loaders = calls_to(ctx, DATA_LOADERS, frozenset({"DataLoader"}))
     found: list[Sampler] = []
     for call in calls_to(ctx, DISTRIBUTED_SAMPLERS, frozenset({"DistributedSampler"})):
-        shuffle = keyword(call, "shuffle")
-        if len(positional(call)) >= 4 or any(arg.star for arg in call.args):
-            continue
-        if shuffle is not None and not (isinstance(shuffle.value, cst.Name) and shuffle.value.value == "True"):
+        if len(positional(call)) >= 4 or any(arg.star for arg in call.args) or not _shuffles(idx, call):
             continue
         found.extend(_with_loaders(ctx, call, loaders))
     # A project factory's result, bound to a name that says what it is (`self.sampler = ...`,
@@ -568,6 +565,20 @@ def _build_distributed_samplers(ctx: FileContext) -> list[Sampler]:
             if not _prepared(idx, call, name):
                 found.append(Sampler(call, None, call, name, factory=True))
     return found
+
+
+def _shuffles(idx: Index, sampler: cst.Call) -> bool:
+    """The sampler shuffles: by default, `shuffle=True`, or `shuffle=shuffle` of a parameter
+    of the enclosing function that defaults to True."""
+    shuffle = keyword(sampler, "shuffle")
+    if shuffle is None or (isinstance(shuffle.value, cst.Name) and shuffle.value.value == "True"):
+        return True
+    func = idx.enclosing(sampler, (cst.FunctionDef,))
+    if func is None or not isinstance(shuffle.value, cst.Name):
+        return False
+    params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
+    default = next((p.default for p in params if p.name.value == shuffle.value.value), None)
+    return isinstance(default, cst.Name) and default.value == "True"
 
 
 def _with_loaders(ctx: FileContext, call: cst.Call, loaders: list[cst.Call], factory: bool = False) -> list[Sampler]:
