@@ -20,8 +20,10 @@ class Fp16WithoutGradScaler(Rule):
     `torch.cuda.amp.autocast()`, `torch.autocast("cuda")` / `torch.amp.autocast("cuda")`
     without a `dtype`, whose default on CUDA is float16) around a forward pass whose loss is
     back-propagated, in a file where no `GradScaler` (or framework that scales the loss)
-    appears. Also finds the mirror mistake: `scaler.step(optimizer)` in a loop that never
-    calls `scaler.update()`.
+    appears. Also finds the mirror mistakes: `scaler.step(optimizer)` in a loop that never
+    calls `scaler.update()`, and `scaler.unscale_(optimizer)` followed by an `update()` that
+    an `if` skips (a step skipped when the gradient norm is too large, with the update inside
+    the skipped branch).
 
     ## Why is this bad?
     float16 cannot represent magnitudes below about 6e-8: in the backward pass of a float16
@@ -80,6 +82,23 @@ class Fp16WithoutGradScaler(Rule):
     CONFIRMED_BY = ("TL010",)
 
     VALID = [
+        # unscale_ and update under the same condition, or an update on both branches
+        """
+        scaler = torch.amp.GradScaler("cuda")
+        for i, (x, y) in enumerate(loader):
+            with torch.autocast("cuda"):
+                loss = criterion(model(x), y) / accum
+            scaler.scale(loss).backward()
+            if (i + 1) % accum == 0:
+                scaler.unscale_(optimizer)
+                norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                if norm < 100:
+                    scaler.step(optimizer)
+                    scaler.update()
+                else:
+                    scaler.update()
+                optimizer.zero_grad()
+        """,
         # The documented recipe.
         """
         scaler = torch.amp.GradScaler("cuda")
@@ -223,6 +242,20 @@ class Fp16WithoutGradScaler(Rule):
     ]
 
     INVALID = [
+        # the update is skipped with the step, after unscale_ already ran
+        """
+        scaler = torch.amp.GradScaler("cuda")
+        for x, y in loader:
+            with torch.autocast("cuda"):
+                loss = criterion(model(x), y)
+            scaler.scale(loss).backward()
+            scaler.unscale_(optimizer)  # expect: TL010
+            norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            if norm < 100:
+                scaler.step(optimizer)
+                scaler.update()
+            optimizer.zero_grad()
+        """,
         # A repro named like a test that optimizes under float16 (pytorch/pytorch#115785).
         """
         import torch
@@ -394,6 +427,10 @@ class Fp16WithoutGradScaler(Rule):
         for step in train.steps:
             if amp.steps_without_update(step):
                 yield self.report(step, update_message(ctx, step))
+        for call in idx.nodes(cst.Call):
+            guard = amp.skipped_update(call)
+            if guard is not None:
+                yield self.report(call, skipped_update_message(ctx, call, guard))
 
 
 def autocast_message(ctx: FileContext, call: cst.Call) -> str:
@@ -412,4 +449,15 @@ def update_message(ctx: FileContext, step: cst.Call) -> str:
         f"`{scaler}.step()` runs in this loop but `{scaler}.update()` does not: the loss scale never "
         f"adapts, and the next `{scaler}.step()` raises \"step() has already been called since the "
         f"last update()\"; call `{scaler}.update()` right after `{scaler}.step(...)`"
+    )
+
+
+def skipped_update_message(ctx: FileContext, unscale: cst.Call, guard: cst.If) -> str:
+    scaler = ctx.module.code_for_node(an.receiver(unscale))  # type: ignore[arg-type]
+    test = ctx.module.code_for_node(guard.test)
+    return (
+        f"`{scaler}.update()` runs only when `{test}`, but `{ctx.module.code_for_node(unscale)}` runs "
+        f"either way: when it is false, the next `{scaler}.unscale_()` raises \"unscale_() has already "
+        f"been called on this optimizer since the last update()\"; call `{scaler}.update()` whenever "
+        f"`unscale_` ran (outside `if {test}:`)"
     )

@@ -137,3 +137,39 @@ def test_disabled_scaler_only_with_a_literal_false() -> None:
         if amp.disabled_scaler(cst.parse_expression(name))
     }
     assert disabled == {"off", "self.off"}
+
+
+def test_an_update_that_an_if_skips_after_unscale() -> None:
+    ctx = context(
+        """
+        def skipped(scaler, optimizer, ok):
+            scaler.unscale_(optimizer)
+            if ok:
+                scaler.step(optimizer)
+                scaler.update()
+
+        def both_branches(scaler, optimizer, ok):
+            scaler.unscale_(optimizer)
+            if ok:
+                scaler.step(optimizer)
+                scaler.update()
+            else:
+                scaler.update()
+
+        def together(scaler, optimizer, step):
+            if step:
+                scaler.unscale_(optimizer)
+                scaler.step(optimizer)
+                scaler.update()
+
+        def always(scaler, optimizer):
+            scaler.unscale_(optimizer)
+            scaler.step(optimizer)
+            scaler.update()
+        """
+    )
+    amp = an.amp(ctx)
+    unscales = [c for c in an.index(ctx).nodes(cst.Call) if an.method_name(c) == "unscale_"]
+    guards = {an.index(ctx).scope(c).name.value: amp.skipped_update(c) for c in unscales}
+    assert [name for name, guard in guards.items() if guard is not None] == ["skipped"]
+    assert ctx.module.code_for_node(guards["skipped"].test) == "ok"

@@ -227,6 +227,41 @@ class Amp:
         ]
         return any(not self.train.events_in(updates, loop.body, self.funcs) for loop in innermost)
 
+    def skipped_update(self, unscale: cst.Call) -> cst.If | None:
+        """The `if` that skips the scaler's `update()` on a path where `scaler.unscale_(...)`
+        ran: `unscale_` outside it, every `update()` of that scaler after it inside it, and no
+        `update()` in its other branch. The next `unscale_()` then raises "unscale_() has
+        already been called on this optimizer since the last update()"."""
+        scaler = receiver(unscale)
+        if scaler is None or method_name(unscale) != "unscale_":
+            return None
+        scope = self.idx.scope(unscale)
+        updates = [
+            c for c in self._updates
+            if same_scaler(receiver(c), scaler) and self.idx.scope(c) is scope and self.idx.order(c) > self.idx.order(unscale)
+        ]
+        if not updates:
+            return None
+        guards = [self._guard(update, unscale) for update in updates]
+        if any(guard is None for guard in guards):
+            return None
+        guard = guards[0]
+        assert guard is not None
+        other = guard.orelse
+        if other is not None and any(same_scaler(receiver(c), scaler) for c in self.idx.within(other, cst.Call) if method_name(c) == "update"):
+            return None
+        return guard
+
+    def _guard(self, node: cst.CSTNode, outside: cst.CSTNode) -> cst.If | None:
+        """The outermost `if` around `node` (in its function) whose body does not hold `outside`."""
+        found: cst.If | None = None
+        for ancestor in self.idx.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+                break
+            if isinstance(ancestor, cst.If) and self.idx.contains(ancestor.body, node) and not self.idx.contains(ancestor, outside):
+                found = ancestor
+        return found
+
     def _runs_backward_itself(self, loop: cst.For | cst.While) -> bool:
         scope = self.idx.scope(loop)
         return any(
