@@ -22,6 +22,7 @@ another module means what the same code means in the checked file.
  "places_on_device": bool,  # `.cuda()`, a CUDA device string, NCCL or the name `device`
  "sets_epoch": bool}        # calls a `set_epoch`, `accelerator.prepare`, or imports a framework that does
 function: {"kind": "function", "params": [...], "effects": [...], "calls": [...],
+           "passes": {called: [positions of the call's arguments that are own parameters]},
            "mode_params": {param: "eval" | "train" | "flag:<param>"},
            "runs": [params and `self.<attr>` it calls: `model(x)`, `self.net.forward(x)`, `self.log(x)`],
            "returns": [...]}
@@ -60,7 +61,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import libcst as cst
 
-from torchlint.project import Entry, ModuleRef
+from torchlint.project import OWN_PACKAGE, Entry, ModuleRef
 from torchlint.rule import FileContext
 from torchlint.rules import _analysis as an
 from torchlint.rules._analysis.vocabulary import MODE_DEPENDENT, TORCH_MODULE_BASES
@@ -245,6 +246,9 @@ class _Function:
         self.true_defaults = {a.arg for a, d in pairs if isinstance(d, ast.Constant) and d.value is True}
         self.effects: set[str] = set()
         self.calls: dict[str, None] = {}
+        # Per project function called: the positions at which the call passes one of this
+        # function's own parameters (`encode(x, self.size)` in `forward(self, x)`: {0}).
+        self.passes: dict[str, set[int]] = {}
         self.modes: dict[str, str] = {}
         self.runs: dict[str, None] = {}
         self.returns: list[ast.expr] = []
@@ -270,6 +274,7 @@ class _Function:
             "params": self.params,
             "effects": sorted(self.effects),
             "calls": list(self.calls),
+            "passes": {name: sorted(positions) for name, positions in self.passes.items() if positions},
             "mode_params": self.modes,
             "runs": list(self.runs),
             "returns": list(returns),
@@ -497,6 +502,10 @@ class _Walk:
             written = self.names.written(func, function.cls)
             if written is not None:
                 function.calls[written] = None
+                function.passes.setdefault(written, set()).update(
+                    i for i, arg in enumerate(call.args)
+                    if isinstance(arg, ast.Name) and arg.id in function.params and arg.id not in ("self", "cls")
+                )
         called = _dotted(owner) if method == "forward" and owner is not None else _dotted(func)
         target = active[0]
         if called is not None and (called in target.params or (called.startswith("self.") and called.count(".") == 1)):
@@ -785,18 +794,20 @@ def package_async_trainer(ctx: FileContext) -> str | None:
     return found[0] if found else None
 
 
-def called_from_methods(ctx: FileContext, methods: Iterable[str]) -> list[str]:
+def called_from_methods(ctx: FileContext, methods: Iterable[str]) -> dict[str, list[int]]:
     """The checked file's top-level functions that methods named in `methods` of classes in
-    other modules of its folder call (`forward` of a layer calling `functional.encode`)."""
+    other modules of its folder call (`forward` of a layer calling `functional.encode`), with
+    the positions at which those methods pass them their own parameters."""
     project = view(ctx)
-    return project.called_from_methods(methods) if project is not None else []
+    return project.called_from_methods(methods) if project is not None else {}
 
 
 def project_places_on_device(ctx: FileContext) -> bool:
-    """Some module of the checked file's project places work on a device (a training script
-    that moves the model of a layer library to CUDA); False outside a project."""
+    """Some module of the checked file's package, or a script that runs it, places work on a
+    device (a training script that moves the model of a layer library to CUDA); False
+    outside a project."""
     project = view(ctx)
-    return project is not None and project.any_module("places_on_device")
+    return project is not None and project.any_module("places_on_device", OWN_PACKAGE)
 
 
 def project_sets_epoch(ctx: FileContext) -> bool:

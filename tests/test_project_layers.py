@@ -14,10 +14,11 @@ import pytest
 
 from torchlint import api
 from torchlint.config import Config
-from torchlint.project import CALLERS, PROJECT as PROJECT_FACT, Project, ProjectView
+from torchlint.project import CALLERS, OWN_PACKAGE, PROJECT as PROJECT_FACT, Project, ProjectView
 from torchlint.rules._summaries import summarize
 
 PROJECT = Path(__file__).parent / "data" / "projects" / "layerlib"
+# Not `Positions.forward`'s factory, which a helper of the project moves.
 FOUND = [("functional.py", 6), ("layers.py", 23)]
 
 
@@ -61,20 +62,21 @@ def test_the_functions_that_a_forward_beside_them_calls() -> None:
     project = project_of(PROJECT)
     functional = Path(os.path.abspath(PROJECT / "layerlib" / "functional.py"))
     view = ProjectView.of(project, functional)
-    assert view.called_from_methods(["forward"]) == ["sinusoid"]  # not `table`
-    assert view.called_from_methods(["__init__"]) == []
+    assert view.called_from_methods(["forward"]) == {"sinusoid": [0]}  # not `table`; `x` goes first
+    assert view.called_from_methods(["__init__"]) == {}
     assert list(view.used) == [CALLERS + "forward", CALLERS + "__init__"]
     layers = Path(os.path.abspath(PROJECT / "layerlib" / "layers.py"))
-    assert ProjectView.of(project, layers).called_from_methods(["forward"]) == []
+    assert ProjectView.of(project, layers).called_from_methods(["forward"]) == {}
 
 
 def test_the_project_places_work_on_a_device_when_any_module_does(project: Path) -> None:
     layers = project / "layerlib" / "layers.py"
     assert project_of(project).root_of(layers) == project
     view = ProjectView.of(project_of(project), layers)
-    assert view.any_module("places_on_device") and view.used == {PROJECT_FACT + "places_on_device": "True"}
+    assert view.any_module("places_on_device", OWN_PACKAGE)
+    assert view.used == {PROJECT_FACT + "places_on_device@package": "True"}
     (project / "train.py").unlink()
-    assert not project_of(project).any_module(layers, "places_on_device")
+    assert not project_of(project).any_module(layers, "places_on_device", OWN_PACKAGE)
 
 
 def test_library_findings_come_from_the_modules_around_it() -> None:
@@ -100,3 +102,25 @@ def test_a_layer_that_stops_calling_the_function_rechecks_it(project: Path) -> N
     findings([project], project, cache)
     edit(project / "layerlib" / "layers.py", "functional.sinusoid(x, self.size)", "x.sin()")
     assert tl011(findings([project], project, cache)) == [("layers.py", 23)]
+
+
+def test_another_script_folder_s_cuda_does_not_place_this_script_on_a_device(tmp_path: Path) -> None:
+    # A collection of independent examples: one uses CUDA, the other runs on the CPU.
+    (tmp_path / "pyproject.toml").write_text("")
+    for folder, device in (("gpu_example", 'model.to("cuda")\n'), ("cpu_example", "")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "train.py").write_text(
+            "import torch\nfrom torch import nn\n\n\nclass Sequence(nn.Module):\n"
+            "    def forward(self, x):\n        state = torch.zeros(x.size(0), 8)\n"
+            "        return self.cell(x, state)\n\n\nmodel = Sequence()\n" + device
+        )
+    found = tl011(findings([tmp_path], tmp_path))
+    assert [name for name, _ in found] == ["train.py"]
+    (finding,) = [f for f in findings([tmp_path], tmp_path).findings if f.code == "TL011"]
+    assert Path(finding.filename).parent.name == "gpu_example"
+
+
+def test_summaries_record_which_arguments_are_the_caller_s_own_parameters() -> None:
+    source = "def forward(self, x, mask):\n    return encode(x, self.size, mask, 3)\n\n\ndef encode(a, b, c, d):\n    pass\n"
+    entry = summarize(ast.parse(source))["defs"]["forward"]
+    assert entry["passes"] == {":encode": [0, 2]}

@@ -39,10 +39,12 @@ removed from or edited in that package folder re-checks it only when the answer 
 A check that asks which of its file's functions the methods of other modules of its folder
 call (a layer's `forward` calling a function of a `functional` module beside it) records
 the answer under `CALLERS` and the methods' names. Likewise a check that asks whether any
-module of the project says a module-level fact of its summary (a layer library whose
-training script, elsewhere in the project, moves the model to CUDA: `places_on_device`)
-records the answer under `PROJECT` and the fact. The project is the files below the file's root: the
-deepest of the nearest folder with a root marker and the checked folder holding the file.
+module around its file says a module-level fact of its summary records the answer under
+`PROJECT`, the fact and the scope asked: the whole project (the files below the file's
+root, the deepest of the nearest folder with a root marker and the checked folder holding
+the file), as for "does anything give distributed samplers the epoch", or the file's own
+package and the scripts that run it, as for "does a module of this layer library's
+package, or its training script, move the model to CUDA".
 """
 
 from __future__ import annotations
@@ -71,6 +73,10 @@ CALLERS = "callers:"
 # The dependency key of a check that asked whether some module of the project has a
 # module-level fact of its summary (followed by the fact's name: `places_on_device`).
 PROJECT = "project:"
+# The modules a project fact is asked of: all of the project's, or the file's own package
+# with the scripts that run it (see `Project.any_module`).
+WHOLE_PROJECT = "project"
+OWN_PACKAGE = "package"
 # The most modules read to answer that; a larger project answers "unknown" (False).
 MAX_PROJECT_MODULES = 5000
 # Folders never read as part of a project.
@@ -186,8 +192,8 @@ class Project:
         self._probes: dict[tuple[Path, str], Path | None] = {}
         self._refs: dict[Path, ModuleRef] = {}
         self._digests: dict[tuple[Path, str], str] = {}
-        self._modules: dict[Path, list[Path] | None] = {}
-        self._facts: dict[tuple[Path, str], bool] = {}
+        self._modules: dict[tuple[Path, str], list[Path] | None] = {}
+        self._facts: dict[tuple[Path, str, str], bool] = {}
 
     # -- files and modules
 
@@ -302,14 +308,15 @@ class Project:
                 found.extend(f"{module}.{member}" for member, data in members.items() if wanted <= set(data.get("effects", ())))
         return sorted(found)
 
-    def called_from_methods(self, path: Path, methods: Iterable[str]) -> list[str]:
+    def called_from_methods(self, path: Path, methods: Iterable[str]) -> dict[str, list[int]]:
         """The top-level functions of `path`'s module that a method named in `methods`, of a
         class of another module of `path`'s folder, calls (`layers.Encoding.forward` calling
-        `functional.encode`), as sorted names."""
+        `functional.encode`), each with the positions at which those calls pass the method's
+        own parameters (`encode(x, self.size)` in `forward(self, x)`: [0])."""
         wanted = set(methods)
         own = self.module_of(Path(os.path.abspath(path)))
         prefix = own.name + "."
-        found: set[str] = set()
+        found: dict[str, set[int]] = {}
         for sibling in sorted(own.path.parent.glob("*.py")):
             if sibling == own.path:
                 continue
@@ -318,11 +325,12 @@ class Project:
                 for method, data in entry.get("methods", {}).items() if entry.get("kind") == "class" else ():
                     if method not in wanted:
                         continue
+                    passes = data.get("passes", {})
                     for written in data.get("calls", ()):
                         name = ref.absolute(written)
                         if name is not None and name.startswith(prefix) and "." not in name[len(prefix) :]:
-                            found.add(name[len(prefix) :])
-        return sorted(found)
+                            found.setdefault(name[len(prefix) :], set()).update(passes.get(written, ()))
+        return {name: sorted(positions) for name, positions in sorted(found.items())}
 
     def root_of(self, path: Path) -> Path:
         """The folder that holds `path`'s project (see the module docstring)."""
@@ -332,20 +340,44 @@ class Project:
         candidates = [f for f in (marked, max(holding, key=lambda c: len(c.parts), default=None)) if f is not None]
         return max(candidates, key=lambda f: len(f.parts), default=folder)
 
-    def any_module(self, path: Path, fact: str) -> bool:
-        """Whether the summary of some module of `path`'s project says `fact` (a module-level
-        flag: `places_on_device`, `sets_epoch`); False for a project of more than
-        `MAX_PROJECT_MODULES` modules."""
-        root = self.root_of(path)
-        found = self._facts.get((root, fact))
+    def any_module(self, path: Path, fact: str, scope: str = WHOLE_PROJECT) -> bool:
+        """Whether the summary of some module around `path` says `fact` (a module-level flag:
+        `places_on_device`, `sets_epoch`): in `WHOLE_PROJECT`, every module below the
+        project's root; in `OWN_PACKAGE`, the modules of the file's top package (or, for a
+        file in no package, of its folder) and the scripts beside that package and at the
+        root, which run it. False when there are more than `MAX_PROJECT_MODULES` modules."""
+        top, modules = self.scope_modules(path, scope)
+        key = (top, scope, fact)
+        found = self._facts.get(key)
         if found is None:
-            modules = self._modules.get(root)
-            if root not in self._modules:
-                modules = self._modules[root] = _project_modules(root)
-            found = self._facts[(root, fact)] = modules is not None and any(
+            found = self._facts[key] = modules is not None and any(
                 (self.summary(module) or {}).get(fact, False) for module in modules
             )
         return found
+
+    def scope_modules(self, path: Path, scope: str) -> tuple[Path, list[Path] | None]:
+        """The folder that names the scope, and its modules (see `any_module`)."""
+        root = self.root_of(path)
+        if scope == WHOLE_PROJECT:
+            top, deep = root, [root]
+            shallow: list[Path] = []
+        else:
+            top = Path(os.path.abspath(path)).parent
+            while (top / "__init__.py").is_file() and (top.parent / "__init__.py").is_file() and top != root:
+                top = top.parent
+            packaged = (top / "__init__.py").is_file()
+            deep = [top] if packaged else []
+            shallow = [top, *([top.parent] if packaged else []), root]
+        cache_key = (top, scope)
+        if cache_key not in self._modules:
+            walks = [_project_modules(folder) for folder in deep]
+            found: list[Path] | None = None
+            if all(walk is not None for walk in walks):
+                modules = dict.fromkeys(path for walk in walks for path in walk or ())
+                modules.update(dict.fromkeys(p for folder in shallow for p in sorted(folder.glob("*.py"))))
+                found = list(modules)
+            self._modules[cache_key] = found
+        return top, self._modules[cache_key]
 
     def still_valid(self, path: Path, deps: dict[str, str]) -> bool:
         """Whether every dependency recorded for `path` would be recorded the same now.
@@ -354,7 +386,8 @@ class Project:
         effects stand for the functions of `path`'s package that have them."""
         for key, digest in deps.items():
             if key.startswith(PROJECT):
-                if str(self.any_module(path, key[len(PROJECT) :])) != digest:
+                fact, _, scope = key[len(PROJECT) :].partition("@")
+                if str(self.any_module(path, fact, scope)) != digest:
                     return False
                 continue
             if key.startswith(CALLERS):
@@ -398,7 +431,7 @@ class ProjectView:
         return entry
 
 
-    def called_from_methods(self, methods: Iterable[str]) -> list[str]:
+    def called_from_methods(self, methods: Iterable[str]) -> dict[str, list[int]]:
         """This module's functions that methods named in `methods` of other modules of its
         folder call (see `Project.called_from_methods`); the answer is the dependency."""
         wanted = sorted(set(methods))
@@ -406,11 +439,11 @@ class ProjectView:
         self.used[CALLERS + ",".join(wanted)] = entry_digest(found)
         return found
 
-    def any_module(self, fact: str) -> bool:
-        """Whether some module of this file's project says `fact` (see `Project.any_module`);
-        the answer is the dependency."""
-        found = self.project.any_module(self.module.path, fact)
-        self.used[PROJECT + fact] = str(found)
+    def any_module(self, fact: str, scope: str = WHOLE_PROJECT) -> bool:
+        """Whether some module around this file says `fact` (see `Project.any_module`); the
+        answer is the dependency."""
+        found = self.project.any_module(self.module.path, fact, scope)
+        self.used[f"{PROJECT}{fact}@{scope}"] = str(found)
         return found
 
     def package_functions(self, effects: Iterable[str]) -> list[str]:

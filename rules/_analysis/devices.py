@@ -160,9 +160,10 @@ class ForwardFactories:
         self._following: dict[int, str] = {}
         self._tensor_attrs: dict[str, set[str]] = {}
         self.classes = {cls.name.value: cls for cls in self.idx.nodes(cst.ClassDef)}
-        # Module-level functions that a layer's `forward` in another module calls: their
-        # inputs are taken as a `forward`'s are.
-        self._run_by_other_forwards: set[int] = set()
+        # Module-level functions that a layer's `forward` in another module calls, with the
+        # positions of the parameters to which it passes its own inputs: those are taken as
+        # a `forward`'s inputs are.
+        self._run_by_other_forwards: dict[int, set[int]] = {}
 
     # -- where to look ----------------------------------------------------------
 
@@ -195,10 +196,10 @@ class ForwardFactories:
                 if method is not None:
                     yield method, self._methods_run_by(method)
         top_level = {f.name.value: f for f in self.funcs.all if self.funcs.enclosing_class(f) is None}
-        for name in sm.called_from_methods(self.ctx, ("forward",)):
+        for name, positions in sm.called_from_methods(self.ctx, ("forward",)).items():
             func = top_level.get(name)
             if func is not None and self.idx.scope(func) is self.ctx.module:
-                self._run_by_other_forwards.add(id(func))
+                self._run_by_other_forwards[id(func)] = set(positions)
                 yield func, self._methods_run_by(func)
 
     def _methods_run_by(self, forward: cst.FunctionDef) -> list[cst.FunctionDef]:
@@ -354,6 +355,8 @@ class ForwardFactories:
         if isinstance(call.func, cst.Attribute) and self.on_device(call.func.value, func):
             return Fate.MIXED  # `x.masked_fill(cpu_mask, 0)`
         if not self._is_torch_op(call):
+            if "moves_device" in sm.call_effects(self.ctx, call):
+                return Fate.MOVED  # a project helper that places what it is given (`move_device_like(t, x)`)
             return None  # a function of another module may move its arguments itself
         if any(arg is not current and self.on_device(arg.value, func) for arg in call.args):
             return Fate.MIXED  # `torch.matmul(x, cpu)`
@@ -559,8 +562,11 @@ class ForwardFactories:
             return "Tensor" in self.ctx.module.code_for_node(annotation.annotation)
         if _scalar_default(param):
             return False
-        if func.name.value == "forward" or id(func) in self._run_by_other_forwards:
+        if func.name.value == "forward":
             return True
+        if id(func) in self._run_by_other_forwards:
+            positional_names = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+            return any(positional_names[i] == name for i in self._run_by_other_forwards[id(func)] if i < len(positional_names))
         if self._in_lightning_step(func):
             # The batch, which Lightning moved; not `batch_idx` or `dataloader_idx`.
             batch = positional_parameters(func, bound_self=True)[:1]
