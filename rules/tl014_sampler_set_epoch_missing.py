@@ -572,23 +572,21 @@ class SamplerSetEpochMissing(Rule):
                 reported.add(id(loop))
                 yield self._report(ctx, idx, loop, sampler)
         if untracked and not reported:
-            sampler = untracked[0]
-            maker = idx.scope(sampler.loader or sampler.call)
-            if sampler.factory:
-                yield from self._report_untracked(ctx, idx, sampler, f" built by `{ctx.module.code_for_node(sampler.call.func)}()`")
-            elif not (isinstance(maker, cst.FunctionDef) and an.says_evaluation_data(maker.name.value)):
-                made_in = f" built in `{maker.name.value}()`" if isinstance(maker, cst.FunctionDef) else ""
-                yield from self._report_untracked(ctx, idx, sampler, made_in)
+            kept = [(s, made_in) for s in untracked for made_in in (_made_in(ctx, idx, s),) if made_in is not None]
+            if kept:
+                yield from self._report_untracked(ctx, idx, kept)
 
-    def _report_untracked(self, ctx: FileContext, idx: an.Index, sampler: an.Sampler, made_in: str) -> Iterator[Report]:
-        """The sampler travels where this rule cannot follow it (returned by a factory, kept on
-        an object or in a dict): report the file's epoch loops that train and do not hand it to
-        code this file cannot see, when nothing in the file ever calls a `set_epoch` (nor hands
-        a loader to `accelerator.prepare`)."""
+    def _report_untracked(self, ctx: FileContext, idx: an.Index, kept: list[tuple[an.Sampler, str]]) -> Iterator[Report]:
+        """The samplers travel where this rule cannot follow them (returned by a factory, kept
+        on an object or in a dict): report the file's epoch loops that train and do not hand
+        the first to code this file cannot see, when nothing in the file ever calls a
+        `set_epoch` (nor hands a loader to `accelerator.prepare`); in a file without such
+        loops, each sampler, when no module of the project gives any sampler the epoch."""
         called = [an.callee_name(call) or "" for call in idx.nodes(cst.Call)]
         if any("set_epoch" in name or name == "prepare" for name in called):
             return
         funcs = an.functions(ctx)
+        sampler, made_in = kept[0]
         loops = an.epoch_loops(ctx, avoid=sampler.call)
         for loop in loops:
             if _escapes(idx, funcs, loop, sampler):
@@ -601,7 +599,9 @@ class SamplerSetEpochMissing(Rule):
                 f"`loader.sampler.set_epoch({epoch or 'epoch'})` at the start of each epoch",
             )
         # A data module whose loaders another module trains on: the epoch loop is elsewhere.
-        if not loops and not sm.project_sets_epoch(ctx):
+        if loops or sm.project_sets_epoch(ctx):
+            return
+        for sampler, made_in in kept:
             yield self.report(
                 sampler.call,
                 f"the `DistributedSampler`{made_in} is never given the epoch: no module of this "
@@ -627,6 +627,16 @@ class SamplerSetEpochMissing(Rule):
             f"shuffles the data in the same order; call `{call}` at the start of each epoch",
             _fix(ctx, idx, loop, sampler, target) if sampler.name or sampler.loader_name else None,
         )
+
+
+def _made_in(ctx: FileContext, idx: an.Index, sampler: an.Sampler) -> str | None:
+    """Where a message says the sampler is built; None for a sampler of evaluation data."""
+    maker = idx.scope(sampler.loader or sampler.call)
+    if sampler.factory:
+        return f" built by `{ctx.module.code_for_node(sampler.call.func)}()`"
+    if isinstance(maker, cst.FunctionDef) and an.says_evaluation_data(maker.name.value):
+        return None
+    return f" built in `{maker.name.value}()`" if isinstance(maker, cst.FunctionDef) else ""
 
 
 def _sets_epoch(idx: an.Index, funcs: an.Functions, loop: cst.For | cst.While) -> bool:

@@ -124,3 +124,17 @@ def test_summaries_record_which_arguments_are_the_caller_s_own_parameters() -> N
     source = "def forward(self, x, mask):\n    return encode(x, self.size, mask, 3)\n\n\ndef encode(a, b, c, d):\n    pass\n"
     entry = summarize(ast.parse(source))["defs"]["forward"]
     assert entry["passes"] == {":encode": [0, 2]}
+
+
+def test_a_namespace_package_s_training_module_places_its_layers(tmp_path: Path) -> None:
+    # No `__init__.py` anywhere: `from lib.models.layer import Sequence` resolves from the root.
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "lib" / "models").mkdir(parents=True)
+    (tmp_path / "lib" / "training").mkdir()
+    (tmp_path / "lib" / "models" / "layer.py").write_text(
+        "import torch\nfrom torch import nn\n\n\nclass Sequence(nn.Module):\n"
+        "    def forward(self, x):\n        state = torch.zeros(x.size(0), 8)\n"
+        "        return self.cell(x, state)\n"
+    )
+    (tmp_path / "lib" / "training" / "run.py").write_text("from lib.models.layer import Sequence\n\nmodel = Sequence().cuda()\n")
+    assert tl011(findings([tmp_path], tmp_path)) == [("layer.py", 7)]

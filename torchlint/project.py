@@ -343,9 +343,10 @@ class Project:
     def any_module(self, path: Path, fact: str, scope: str = WHOLE_PROJECT) -> bool:
         """Whether the summary of some module around `path` says `fact` (a module-level flag:
         `places_on_device`, `sets_epoch`): in `WHOLE_PROJECT`, every module below the
-        project's root; in `OWN_PACKAGE`, the modules of the file's top package (or, for a
-        file in no package, of its folder) and the scripts beside that package and at the
-        root, which run it. False when there are more than `MAX_PROJECT_MODULES` modules."""
+        project's root; in `OWN_PACKAGE`, the modules of the file's top package (for a file
+        in no regular package, of the root's sub-folder that holds it, which imports as a
+        namespace package) and the scripts beside that package and at the root, which run
+        it. False when there are more than `MAX_PROJECT_MODULES` modules."""
         top, modules = self.scope_modules(path, scope)
         key = (top, scope, fact)
         found = self._facts.get(key)
@@ -362,12 +363,16 @@ class Project:
             top, deep = root, [root]
             shallow: list[Path] = []
         else:
-            top = Path(os.path.abspath(path)).parent
+            folder = Path(os.path.abspath(path)).parent
+            top = folder
             while (top / "__init__.py").is_file() and (top.parent / "__init__.py").is_file() and top != root:
                 top = top.parent
-            packaged = (top / "__init__.py").is_file()
-            deep = [top] if packaged else []
-            shallow = [top, *([top.parent] if packaged else []), root]
+            if not (top / "__init__.py").is_file() and folder != root and root in folder.parents:
+                # Folders without `__init__.py` import as namespace packages from the root:
+                # the package is the root's sub-folder that holds the file.
+                top = root / folder.relative_to(root).parts[0]
+            deep = [top] if top != root else []
+            shallow = [*([top.parent] if top.parent != root else []), root]
         cache_key = (top, scope)
         if cache_key not in self._modules:
             walks = [_project_modules(folder) for folder in deep]
