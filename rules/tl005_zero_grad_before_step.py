@@ -13,7 +13,10 @@ class ZeroGradBeforeStep(Rule):
     Finds a gradient clear (`optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None`,
     `p.grad.zero_()`) that runs after the backward pass and before the optimizer step of
     the same iteration, for the parameters that step updates (directly or in a helper of
-    the same module that the training code calls).
+    the same module that the training code calls). Inside Accelerate's
+    `with accelerator.accumulate(model):`, where the prepared optimizer's `step()` and
+    `zero_grad()` wait for the batch that syncs gradients, it also finds clears that do not
+    wait: `model.zero_grad()` or `p.grad = None` on every micro-batch.
 
     ## Why is this bad?
     `optimizer.step()` applies whatever is in `.grad` at that moment. Clearing between
@@ -60,6 +63,17 @@ class ZeroGradBeforeStep(Rule):
     CONFIRMED_BY = ("TL005",)
 
     VALID = [
+        # clearing through the prepared optimizer, or only on the step that syncs gradients
+        """
+        for batch in loader:
+            with accelerator.accumulate(model):
+                loss = model(**batch).loss
+                accelerator.backward(loss)
+                optimizer.step()
+                optimizer.zero_grad()
+                if accelerator.sync_gradients:
+                    model.zero_grad()
+        """,
         # micro-batches that each step, and a clear of the first micro-batch only
         """
         for batch in loader:
@@ -252,6 +266,15 @@ class ZeroGradBeforeStep(Rule):
     ]
 
     INVALID = [
+        # Accelerate holds back the prepared optimizer's step and zero_grad, not the model's
+        """
+        for batch in loader:
+            with accelerator.accumulate(model):
+                loss = model(**batch).loss
+                accelerator.backward(loss)
+                optimizer.step()
+                model.zero_grad()  # expect: TL005
+        """,
         # zero_grad inside the loop of micro-batches: only the last one's gradients are stepped
         Example(
             """
@@ -403,6 +426,9 @@ class ZeroGradBeforeStep(Rule):
         optimizers = an.optimized_parameters(ctx)
         interesting = [*train.backward, *train.steps, *train.clears, *writes]
         reported: set[int] = set()
+        for unheld in an.unheld_clears(idx, train):
+            reported.add(id(unheld.clear))
+            yield self._report_unheld(ctx, unheld)
         for scope in an.running_scopes(idx, an.functions(ctx), train.steps):
             events = flow.events(scope, interesting)
             for i, step in enumerate(events):
@@ -447,6 +473,18 @@ class ZeroGradBeforeStep(Rule):
             inner = next((loop for loop in repeated if loop in clear.loops), None)
             if inner is not None and clears_for_step(j, clear):
                 yield clear, inner
+
+    def _report_unheld(self, ctx: FileContext, unheld: an.UnheldClear) -> Report:
+        code = ctx.module.code_for_node
+        cleared = code(unheld.clear).strip()
+        context = code(unheld.block.items[0].item)
+        return self.report(
+            unheld.clear,
+            f"`{cleared}` inside `with {context}:` runs on every micro-batch, but Accelerate applies the "
+            f"optimizer's step (and its `zero_grad()`) only on the batch that syncs gradients: this clear "
+            f"throws away the gradients of every micro-batch but the last; clear through the prepared "
+            f"optimizer's `zero_grad()` instead",
+        )
 
     def _report(self, ctx: FileContext, clear: cst.CSTNode, step: cst.CSTNode, repeated: bool) -> Report:
         code = ctx.module.code_for_node

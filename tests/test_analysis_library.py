@@ -697,6 +697,26 @@ class TestAccumulation:
     def test_a_loss_divided_by_n(self) -> None:
         assert self.found(" / accum_steps") == [("accum_steps", True)]
 
+    def test_clears_that_accelerate_does_not_hold_back(self) -> None:
+        ctx = context(
+            """
+            for batch in loader:
+                with accelerator.accumulate(model):
+                    accelerator.backward(model(batch).loss)
+                    optimizer.step()
+                    optimizer.zero_grad()
+                    model.zero_grad()
+                    for p in model.parameters():
+                        p.grad = None
+                    if accelerator.sync_gradients:
+                        model.zero_grad(set_to_none=True)
+                with accelerator.accumulate(model):
+                    model.zero_grad()  # no backward pass in this block
+            """
+        )
+        found = [code(ctx, u.clear).strip() for u in an.unheld_clears(an.index(ctx), an.training(ctx))]
+        assert found == ["model.zero_grad()", "p.grad = None"]
+
 
 def test_functions_are_looked_up_where_python_would() -> None:
     ctx = context(

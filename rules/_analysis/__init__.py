@@ -212,6 +212,8 @@ from torchlint.rules._analysis.accumulation import (
     divides_loss as divides_loss,
     loss_divisors as loss_divisors,
     uses_framework_accumulation as uses_framework_accumulation,
+    UnheldClear as UnheldClear,
+    unheld_clears as unheld_clears,
 )
 from torchlint.rules._analysis.grad_regions import (
     GradRegions as GradRegions,

@@ -1,7 +1,9 @@
 """Gradient accumulation: an optimizer step that runs once every N iterations of a loop (under
 `if (i + 1) % N == 0:`, after `if ...: continue`, or after an inner loop of N micro-steps), the
 backward passes that run every iteration, and whether the loss they back-propagate is divided
-by N (in the expression, through variables, or in a local helper).
+by N (in the expression, through variables, or in a local helper). Accumulation that
+Accelerate runs (`with accelerator.accumulate(model):`), and the clears inside it that it
+does not hold back.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from torchlint.rules._analysis.flow import Event
 from torchlint.rules._analysis.index import children, Index
 from torchlint.rules._analysis.names import dotted, imports, Imports, last_name
 from torchlint.rules._analysis.training import backpropagated, Training
-from torchlint.rules._analysis.vocabulary import ACCUMULATION_WORDS, name_tokens
+from torchlint.rules._analysis.vocabulary import ACCUMULATION_WORDS, name_says_optimizer, name_tokens
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,40 @@ class Accumulation:
 def uses_framework_accumulation(ctx: FileContext) -> bool:
     """`accelerator.accumulate(model)` (or Lightning's `accumulate_grad_batches`) scale for you."""
     return "accumulate(" in ctx.source or "accumulate_grad_batches" in ctx.source
+
+
+@dataclass(frozen=True)
+class UnheldClear:
+    """A gradient clear inside `with accelerator.accumulate(...)` that Accelerate does not
+    defer to the step that syncs gradients: not the prepared optimizer's `zero_grad()`."""
+
+    clear: cst.CSTNode
+    block: cst.With
+
+
+def unheld_clears(idx: Index, train: Training) -> list[UnheldClear]:
+    """Clears in an `accumulate(...)` block that also back-propagates: a model's
+    `zero_grad()`, `p.grad = None`, anything but an optimizer's `zero_grad()`; not under an
+    `if ...sync_gradients:` of their own, which runs them only on the sync step."""
+    found: list[UnheldClear] = []
+    for block in idx.nodes(cst.With):
+        if not any(isinstance(i.item, cst.Call) and last_name(i.item.func) == "accumulate" for i in block.items):
+            continue
+        if not any(idx.contains(block.body, b) for b in train.backward):
+            continue
+        for clear in train.clears:
+            if not idx.contains(block.body, clear) or idx.scope(clear) is not idx.scope(block):
+                continue
+            owner = clear.func.value if isinstance(clear, cst.Call) and isinstance(clear.func, cst.Attribute) else None
+            if owner is not None and name_says_optimizer(last_name(owner)):
+                continue
+            if any(
+                isinstance(a, cst.If) and idx.contains(block, a) and "sync_gradients" in (dotted(a.test) or "")
+                for a in idx.ancestors(clear)
+            ):
+                continue
+            found.append(UnheldClear(clear, block))
+    return found
 
 
 def accumulations(
