@@ -48,7 +48,8 @@ named like `zero_grads`), `steps` (an optimizer's or a scaler's `step`), `schedu
 `distributed_sampler` (builds a `DistributedSampler` that shuffles), `freezes_self`
 (`self.requires_grad_(False)`, or `p.requires_grad = False` over `self.parameters()`),
 `copies_async` (a copy with `non_blocking=True`, which overlaps with compute only from
-pinned memory).
+pinned memory), `clips_grads` (`clip_grad_norm_` and friends), `unscales`
+(`scaler.unscale_(...)`).
 """
 
 from __future__ import annotations
@@ -485,6 +486,10 @@ class _Walk:
             for function in active:
                 if frozen == "self" or frozen in function.self_params:
                     function.effects.add("freezes_self")
+        if short in an.CLIP_NAMES:
+            found.add("clips_grads")
+        elif "unscale" in short:
+            found.add("unscales")
         if qualified.endswith("cuda.synchronize") or method in an.WAITING_METHODS:
             found.add("syncs")
         if method in ("to", "cuda"):

@@ -6,8 +6,8 @@ import libcst as cst
 
 from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
 from torchlint.rules import _analysis as an
+from torchlint.rules import _summaries as sm
 
-CLIP_NAMES = frozenset({"clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grads_with_norm_"})
 # Objects whose own clipping unscales mixed-precision gradients first.
 _SELF_UNSCALING = frozenset({"accelerator", "fabric", "trainer", "engine", "deepspeed", "strategy"})
 _INFINITE = frozenset({"inf", "math.inf", "np.inf", "numpy.inf", "torch.inf"})
@@ -65,7 +65,8 @@ class GradClipMisplaced(Rule):
     CODE = "TL013"
     NAME = "grad-clip-misplaced"
     SUMMARY = "Gradient clipping runs before backward, after the step, or on scaled gradients"
-    TRIGGERS = (("clip_grad",), ("step",))
+    # `clip`: a project helper may do the clipping (`clip(model, max_norm)`).
+    TRIGGERS = (("clip",), ("step",))
     CONFIRMED_BY = ("TL013",)
 
     VALID = [
@@ -355,6 +356,8 @@ class GradClipMisplaced(Rule):
         idx = an.index(ctx)
         imps = an.imports(ctx)
         clips = [c for c in idx.nodes(cst.Call) if _is_clip(imps, c)]
+        # A project helper that clips without unscaling first (`clip(model, 1.0)` of a utils module).
+        clips += [c for c in idx.nodes(cst.Call) if c not in clips and {"clips_grads"} == sm.call_effects(ctx, c) & {"clips_grads", "unscales"}]
         if not clips:
             return
         unscales = [c for c in idx.nodes(cst.Call) if "unscale" in (an.callee_name(c) or "")]
@@ -446,7 +449,7 @@ def _is_clip(imps: an.Imports, call: cst.Call) -> bool:
     """A gradient clip, also through `from torch.nn.utils import clip_grad_norm_ as clip`;
     not one with an infinite threshold (that only measures the norm)."""
     qualified = (imps.callee(call) or "").rsplit(".", 1)[-1]
-    if an.callee_name(call) not in CLIP_NAMES and qualified not in CLIP_NAMES:
+    if an.callee_name(call) not in an.CLIP_NAMES and qualified not in an.CLIP_NAMES:
         return False
     threshold = an.keyword(call, "max_norm") or an.keyword(call, "clip_value")
     if threshold is None:

@@ -67,7 +67,8 @@ class DdpDeviceNotSet(Rule):
     CODE = "TL016"
     NAME = "ddp-device-not-set"
     SUMMARY = "DDP script never gives each process its own GPU (`set_device` / `device_ids`)"
-    TRIGGERS = (("init_process_group",), ("DistributedDataParallel", "DDP", "nccl"))
+    # The process group may start in a helper of another module: a DDP wrap alone triggers.
+    TRIGGERS = (("init_process_group", "DistributedDataParallel", "DDP"), ("DistributedDataParallel", "DDP", "nccl"))
     CONFIRMED_BY = ("TL016",)
 
     VALID = [
@@ -285,7 +286,9 @@ class DdpDeviceNotSet(Rule):
             yield from reports
 
     def _reports(self, ctx: FileContext) -> Iterator[Report]:
-        inits = an.process_group_inits(ctx)
+        # A process group started by a helper of another module counts where a DDP wrap needs it.
+        has_wrapper = "DistributedDataParallel" in ctx.source or "DDP(" in ctx.source
+        inits = an.process_group_inits(ctx, through_helpers=has_wrapper)
         backends = [an.backend(init) for init in inits]
         if not inits or not an.uses_cuda(ctx) or an.gpu_selected(ctx, inits):
             return

@@ -50,6 +50,9 @@ def effects(source: str, name: str) -> set[str]:
         ("dist.init_process_group('nccl', device_id=dev)", "selects_gpu"),
         ("dist.init_process_group('nccl')", "inits_process_group"),
         ("sampler = DistributedSampler(data)", "distributed_sampler"),
+        ("torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)", "clips_grads"),
+        ("clip_grad_value_(params, 0.5)", "clips_grads"),
+        ("scaler.unscale_(optimizer)", "unscales"),
     ],
 )
 def test_function_effects(body: str, effect: str) -> None:

@@ -118,6 +118,7 @@ from torchlint.rules._analysis.vocabulary import (
     TENSOR_FACTORIES as TENSOR_FACTORIES,
     says_evaluation_data as says_evaluation_data,
     says_epoch as says_epoch,
+    CLIP_NAMES as CLIP_NAMES,
 )
 from torchlint.rules._analysis.training import (
     Training as Training,

@@ -959,9 +959,14 @@ def call_selects_gpu(callee: str, keywords: Iterable[str | None]) -> bool:
     return callee.rpartition(".")[2] in GPU_SELECTORS or callee.endswith("cuda.device") or "device_id" in keywords
 
 
-def process_group_inits(ctx: FileContext) -> list[cst.Call]:
-    """`init_process_group(...)` calls (spelled bare in a snippet without imports too)."""
-    return calls_to(ctx, PROCESS_GROUP_INITS, frozenset({"init_process_group", "dist.init_process_group"}))
+def process_group_inits(ctx: FileContext, through_helpers: bool = False) -> list[cst.Call]:
+    """`init_process_group(...)` calls (spelled bare in a snippet without imports too); with
+    `through_helpers`, when there is none, the calls of project functions that start the
+    process group (`init_distributed()` of a `utils/dist.py`)."""
+    found = calls_to(ctx, PROCESS_GROUP_INITS, frozenset({"init_process_group", "dist.init_process_group"}))
+    if found or not through_helpers:
+        return found
+    return [call for call in index(ctx).nodes(cst.Call) if "inits_process_group" in sm.call_effects(ctx, call)]
 
 
 def backend(init: cst.Call) -> str | None:

@@ -102,6 +102,8 @@ FRAMEWORK_BACKWARD_WORDS = frozenset(
 )
 _TEST_PATH = re.compile(r"(^|[/\\])(test_[^/\\]*|[^/\\]*_test|conftest)\.py$|(^|[/\\])(tests?|testing)[/\\]")
 _HOST_WORDS = frozenset({"cpu", "host"})
+# Gradient clipping functions (`torch.nn.utils.clip_grad_norm_` and friends).
+CLIP_NAMES = frozenset({"clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grads_with_norm_"})
 # Networks that are deliberately kept frozen while another one trains.
 FROZEN_WORDS = frozenset(
     """teacher target tgt ema shadow swa avg averaged momentum frozen fixed ref reference pretrained
