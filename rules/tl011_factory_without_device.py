@@ -75,6 +75,17 @@ class FactoryWithoutDevice(Rule):
     CONFIRMED_BY = ("TL101",)
 
     VALID = [
+        # a shape read as a CPU tensor for ONNX export, joined with a CPU constant
+        """
+        import torch
+        from torch import nn
+        class Positions(nn.Module):
+            def forward(self, input):
+                bsz, seq_len = torch.onnx.operators.shape_as_tensor(input)
+                shape = torch.cat((bsz.view(1), seq_len.view(1), torch.tensor([-1], dtype=torch.long)))
+                return torch.onnx.operators.reshape_from_tensor_shape(self.table, shape)
+        model = Positions().cuda()
+        """,
         # a module-level helper that `forward` gives only a size: what it mixes is no tensor
         """
         import torch

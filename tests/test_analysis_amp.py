@@ -166,10 +166,26 @@ def test_an_update_that_an_if_skips_after_unscale() -> None:
             scaler.unscale_(optimizer)
             scaler.step(optimizer)
             scaler.update()
+
+        def same_flag(scaler, optimizer, args):
+            if args.fp16:
+                if args.amp == "pytorch":
+                    scaler.unscale_(optimizer)
+            if args.fp16 and args.amp == "pytorch":
+                scaler.step(optimizer)
+                scaler.update()
+
+        def every_micro_batch(scaler, optimizer, args, step):
+            if args.amp:
+                scaler.scale(loss).backward()
+                scaler.unscale_(optimizer)
+            if step % args.accumulation_steps == 0:
+                scaler.step(optimizer)
+                scaler.update()
         """
     )
     amp = an.amp(ctx)
     unscales = [c for c in an.index(ctx).nodes(cst.Call) if an.method_name(c) == "unscale_"]
     guards = {an.index(ctx).scope(c).name.value: amp.skipped_update(c) for c in unscales}
-    assert [name for name, guard in guards.items() if guard is not None] == ["skipped"]
+    assert [name for name, guard in guards.items() if guard is not None] == ["skipped", "every_micro_batch"]
     assert ctx.module.code_for_node(guards["skipped"].test) == "ok"

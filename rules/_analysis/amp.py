@@ -247,6 +247,14 @@ class Amp:
             return None
         guard = guards[0]
         assert guard is not None
+        # `if args.amp: scaler.unscale_(...)` ... `if args.amp: scaler.update()`: the same
+        # condition (or one that shares its names) holds both, so no path runs only one.
+        tested = _tested_names(guard.test)
+        for ancestor in self.idx.ancestors(unscale):
+            if ancestor is scope:
+                break
+            if isinstance(ancestor, cst.If) and not self.idx.contains(ancestor, guard) and tested & _tested_names(ancestor.test):
+                return None
         other = guard.orelse
         if other is not None and any(same_scaler(receiver(c), scaler) for c in self.idx.within(other, cst.Call) if method_name(c) == "update"):
             return None
@@ -267,6 +275,20 @@ class Amp:
         return any(
             self.idx.contains(loop.body, b) and self.idx.scope(b) is scope for b in self.train.backward
         )
+
+def _tested_names(test: cst.BaseExpression) -> set[str]:
+    """The dotted names a condition reads (`args.fp16`, `args.amp`), not their prefixes."""
+    found: set[str] = set()
+    stack: list[cst.CSTNode] = [test]
+    while stack:
+        node = stack.pop()
+        name = dotted(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        if name is not None:
+            found.add(name)
+            continue
+        stack.extend(node.children)
+    return found
+
 
 def scales_loss(idx: Index) -> bool:
     """Some identifier of the module names a loss scaler or a framework that scales the loss."""

@@ -85,7 +85,10 @@ DTYPES = frozenset(
 )
 # Reading these from a tensor gives host values (or a device), never device data.
 METADATA = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", "requires_grad"})
-METADATA_CALLS = frozenset({"size", "dim", "numel", "nelement", "element_size", "get_device", "stride", "is_contiguous"})
+# (`shape_as_tensor` gives a tensor's shape as a CPU tensor, as ONNX export traces it.)
+METADATA_CALLS = frozenset(
+    {"size", "dim", "numel", "nelement", "element_size", "get_device", "stride", "is_contiguous", "shape_as_tensor", "_shape_as_tensor"}
+)
 # Methods that `self.<name>(...)` may call without being a submodule.
 SELF_HELPERS = frozenset({"register_buffer", "register_parameter", "parameters", "buffers", "modules", "children"})
 # Methods of a tensor whose arguments are sizes, dims or scalars, never other tensors.
