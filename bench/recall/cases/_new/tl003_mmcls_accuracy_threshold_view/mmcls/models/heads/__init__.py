@@ -1,0 +1,3 @@
+from .cls_head import ClsHead
+
+__all__ = ["ClsHead"]

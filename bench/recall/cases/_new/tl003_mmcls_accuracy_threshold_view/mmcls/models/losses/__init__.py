@@ -1,0 +1,3 @@
+from .accuracy import Accuracy, accuracy
+
+__all__ = ["Accuracy", "accuracy"]

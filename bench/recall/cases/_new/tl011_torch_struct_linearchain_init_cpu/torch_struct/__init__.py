@@ -1,0 +1,3 @@
+from .distributions import LinearChainCRF
+
+__all__ = ["LinearChainCRF"]
