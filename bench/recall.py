@@ -1,6 +1,6 @@
 """Measure torchlint's recall and precision on the labelled corpus of real bug reports.
 
-    python bench/recall.py [--torchlint PATH] [--split tune|holdout|all] [--misses]
+    python bench/recall.py [--torchlint PATH] [--split tune|holdout|all] [--batch N] [--misses]
                            [--json FILE] [--show-holdout-rules] [--check-labels]
 
 The corpus (bench/recall/cases/{tune,holdout}/, labels in bench/recall/labels.toml,
@@ -67,6 +67,7 @@ class Case:
     notes: str
     negative_for: str
     bugs: list[Bug] = field(default_factory=list)
+    batch: int = 1
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,7 @@ def load_cases(labels: Path = LABELS, root: Path | None = None) -> list[Case]:
             raise LabelError(f"{case_id}: no {path}")
         files = case_files(path)
         case = Case(case_id, split, path, entry.get("structure", ""), entry.get("source", ""),
-                    entry.get("notes", ""), entry.get("negative_for", ""))
+                    entry.get("notes", ""), entry.get("negative_for", ""), batch=entry.get("batch", 1))
         for bug in entry.get("bug", []):
             file, lines = resolve_lines(case_id, path, files, bug)
             locations = {(file, line) for line in lines}
@@ -273,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--misses", action="store_true", help="list the tune split's FNs and FPs")
     parser.add_argument("--show-holdout-rules", action="store_true",
                         help="print the holdout split per rule (final measurement only)")
+    parser.add_argument("--batch", type=int, help="only the cases of this batch (README, Batches)")
     parser.add_argument("--json", type=Path, help="write a JSON summary here")
     parser.add_argument("--check-labels", action="store_true",
                         help="only load and resolve the labels, print the corpus counts")
@@ -281,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         # The cases run in their own folders: a relative path would point nowhere there.
         args.torchlint = str(Path(args.torchlint).resolve())
 
-    cases = load_cases()
+    cases = [c for c in load_cases() if args.batch is None or c.batch == args.batch]
     splits = SPLITS if args.split == "all" else (args.split,)
     if args.check_labels:
         for split in splits:
