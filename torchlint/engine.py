@@ -151,12 +151,12 @@ def unvalidated_nodes() -> Iterator[None]:
     """Construct LibCST nodes without validating each one, for the parser's use.
 
     Every node's constructor ends in `CSTNode.__post_init__`, which checks that the node
-    could be printed back as valid code: about a quarter of `libcst.parse_module`'s time
-    (LibCST's own comment there suggests moving it out of parsing). The native parser
-    builds its nodes from code that already parsed, so the check cannot fail on them.
-    Nodes built for fixes (outside this block) are still checked. Callers hold
-    `INTERPRETER_LOCK`, as other threads' LibCST work does here, and where a LibCST
-    release no longer validates in `__post_init__` nothing is changed."""
+    could be printed back as valid code: a tenth to a quarter of `libcst.parse_module`'s
+    time (LibCST's own comment there suggests moving it out of parsing). The native
+    parser builds its nodes from code that already parsed, so the check cannot fail on
+    them. Nodes built for fixes (outside this block) are still checked. The block holds
+    `INTERPRETER_LOCK`, under which this process's other LibCST work runs too; where a
+    LibCST release no longer validates in `__post_init__`, nothing is changed."""
     import libcst as cst
 
     validate = cst.CSTNode.__dict__.get("__post_init__")
