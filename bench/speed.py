@@ -19,7 +19,11 @@ In one run, on the files torchlint itself discovers under PATH (default settings
   environment's LibCST is then measured too, to compare them with their own parser).
 
 Each runs in a fresh process from a scratch working folder (so the cache lands there),
-on a copy of PATH's code made there (so that the edits never touch PATH).
+on a copy of PATH's code made there (so that the edits never touch PATH), and may write
+bytecode whatever `PYTHONDONTWRITEBYTECODE` says: an installed LibCST loads from the
+bytecode that its installation wrote, and torchlint's modules (and its cache of the
+methods of LibCST's dataclasses) must load from theirs too, written by the first,
+untimed run, or each run would be timed compiling torchlint's own source.
 Every tool must say how many files it checked (torchlint's and the tools' summaries, the
 bare loop's count), and a comparison in which one checked no file is refused: Fixit, for
 one, skips whatever the enclosing repository's `.gitignore` lists (a `.venv`), and would
@@ -162,12 +166,17 @@ class TreeMemory:
         return pids
 
 
+def run_environment() -> dict[str, str]:
+    """This process's environment, with bytecode writes allowed (see the module's docstring)."""
+    return {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+
+
 def measure(name: str, argv: list[str], cwd: Path) -> Run:
     output = cwd / f".output-{os.getpid()}.txt"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     with open(output, "wb") as sink:
-        process = subprocess.Popen(argv, cwd=cwd, stdout=sink, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(argv, cwd=cwd, stdout=sink, stderr=subprocess.STDOUT, env=run_environment())
         memory = TreeMemory(process.pid)
         process.wait()
     wall = time.perf_counter() - start

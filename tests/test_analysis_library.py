@@ -62,6 +62,27 @@ class TestNames:
         assert an.last_name(expr) == "encoder"
         assert an.dotted(cst.parse_expression("a.b.c")) == "a.b.c"
         assert an.last_name(cst.parse_expression("self.xs[i]")) == "xs"
+        assert an.dotted(cst.parse_expression("step")) == "step"
+        assert an.dotted(cst.parse_expression("f().b")) is None and an.last_name(cst.parse_expression("f()")) is None
+        assert an.last_name(cst.parse_expression("grads[0][1]")) == "grads"
+
+    def test_enclosing_loops_stop_at_the_function(self) -> None:
+        code = """
+            while running:
+                for batch in loader:
+                    def helper():
+                        for item in batch:
+                            emit(item)
+                    for x in prepare(batch):
+                        log(x)
+            """
+        idx = an.index(context(code))
+        call = {an.callee_name(c): c for c in idx.nodes(cst.Call)}
+        loops = {an.dotted(loop.iter) if isinstance(loop, cst.For) else "while": loop for loop in idx.nodes(cst.For, cst.While)}
+        assert an.enclosing_loops(idx, call["emit"]) == [loops["batch"]]  # not the loops around `helper`
+        assert an.enclosing_loops(idx, call["log"]) == [loops[None], loops["loader"], loops["while"]]
+        # The iterable runs once per iteration of the loops around its loop, not of its own.
+        assert an.enclosing_loops(idx, call["prepare"]) == [loops["loader"], loops["while"]]
 
     def test_string_text_of_f_strings_and_concatenations(self) -> None:
         assert an.string_text(cst.parse_expression('f"cuda:{rank}"')) == "cuda:{}"

@@ -51,6 +51,15 @@ def test_a_tool_that_checked_nothing_is_refused() -> None:
     assert speed.refusals([run("bare loop", 89), run("fixit lint", 90)]) == []
 
 
+def test_measured_commands_may_write_bytecode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Else torchlint would be timed compiling its own modules, LibCST never (its
+    # installation wrote its bytecode).
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    probe = [sys.executable, "-c", "import sys; print('parsed', int(sys.dont_write_bytecode), 'files')"]
+    measured = speed.measure("probe", probe, tmp_path)
+    assert measured.checked == 0 and measured.returncode == 0
+
+
 def bench(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(SPEED), *args, "--no-tools"], cwd=cwd, capture_output=True, text=True, timeout=300)
 

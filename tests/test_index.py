@@ -8,6 +8,7 @@ import libcst as cst
 import pytest
 
 from torchlint.rules._analysis import Index
+from torchlint.rules._analysis.index import children
 
 # Every construct whose fields LibCST declares in an order other than the source's,
 # and the common ones around them.
@@ -81,3 +82,64 @@ def test_keyword_name_comes_before_its_value() -> None:
     arg = idx.nodes(cst.Arg)[0]
     assert arg.keyword is not None
     assert idx.order(arg.keyword) < idx.order(arg.value)
+
+
+class _LibcstParents(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.parent: dict[int, cst.CSTNode] = {}
+        self.open: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.open:
+            self.parent[id(node)] = self.open[-1]
+        self.open.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.open.pop()
+
+
+@pytest.mark.parametrize("source", SOURCES.values(), ids=list(SOURCES))
+def test_index_parents_and_ends_agree_with_libcst(source: str) -> None:
+    module = cst.parse_module(source)
+    idx = Index(module)
+    tree = _LibcstParents()
+    module.visit(tree)
+    indexed = {id(node): node for node in tree_nodes(idx, module)}
+    ends = {key: idx.order(node) for key, node in indexed.items()}
+    for node in indexed.values():
+        # The index skips punctuation and whitespace: a node's parent there is its
+        # nearest indexed ancestor, and a node ends at the last indexed node inside it.
+        ancestors = []
+        current = tree.parent.get(id(node))
+        while current is not None:
+            if id(current) in indexed:
+                ancestors.append(current)
+                ends[id(current)] = max(ends[id(current)], idx.order(node))
+            current = tree.parent.get(id(current))
+        assert idx.parent(node) is (ancestors[0] if ancestors else None)
+        assert list(idx.ancestors(node)) == ancestors
+    assert {key: idx.end(node) for key, node in indexed.items()} == ends
+
+
+def tree_nodes(idx: Index, module: cst.Module) -> list[cst.CSTNode]:
+    found: list[cst.CSTNode] = []
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        stack.extend(children(node))
+    assert sorted(idx.order(node) for node in found) == list(range(len(found)))
+    return found
+
+
+def test_leaves_have_no_children_and_end_where_they_start() -> None:
+    module = cst.parse_module("value = f'{name}' + 'text' + 1 + 2.0 + 3j\n")
+    idx = Index(module)
+    leaves = [*idx.nodes(cst.Name), *idx.nodes(cst.SimpleString), *idx.nodes(cst.Integer)]
+    leaves += [*idx.nodes(cst.Float), *idx.nodes(cst.Imaginary)]
+    assert len(leaves) == 6
+    for leaf in leaves:
+        assert children(leaf) == []
+        assert idx.end(leaf) == idx.order(leaf)
+    assert [type(c) for c in children(idx.nodes(cst.FormattedString)[0])] == [cst.FormattedStringExpression]

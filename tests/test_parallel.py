@@ -71,6 +71,16 @@ def test_batches_cover_every_task_once_heaviest_first() -> None:
     assert [weights[i] for i in flat] == sorted(weights, reverse=True)
 
 
+def test_small_files_come_in_small_batches() -> None:
+    # 200 files of 1 KB after one of 1 MB: by weight, all the small ones would fill one batch
+    # that runs alone at the end; a small file can be slow to check (dense training code).
+    weights = [1_000_000] + [1_000] * 200
+    batches = make_batches(weights, jobs=2)
+    assert batches[0] == [0]
+    assert max(len(batch) for batch in batches) <= 8
+    assert sorted(i for batch in batches for i in batch) == list(range(len(weights)))
+
+
 def test_killed_worker_loses_only_the_task_that_kills_it() -> None:
     results = run_tasks(list(range(40)), WorkerSetup(die_on_13), jobs=2)
     assert isinstance(results[13], Crash)

@@ -32,7 +32,11 @@ R = TypeVar("R")
 # About this many batches per worker: enough to even out uneven files, few enough
 # that per-batch messages cost nothing.
 BATCHES_PER_WORKER = 16
-MAX_BATCH_TASKS = 64
+# Weights (file sizes) misjudge small files: one that no rule applies to costs nothing,
+# one full of training code as much as a file ten times its size. The last batches
+# hold the smallest files; 64 of them made a batch that ran alone at the end, for a
+# sixth of the run, while the other worker had nothing left to do.
+MAX_BATCH_TASKS = 8
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,11 @@ class FileContext:
             result = self._analyses[compute] = compute(self)
             return result
 
+    def release(self) -> None:
+        """Drop the analyses, which often refer back to this context: without the
+        reference cycles, the file's tree is freed as soon as the caller lets it go."""
+        self._analyses.clear()
+
 
 # Where the generated rule pages (`torchlint docs`) are published; SARIF help links
 # and the docs index point here.

@@ -23,6 +23,10 @@ from torchlint.rules._analysis.index import Index, children, index
 
 LOOP_TYPES = (cst.For, cst.While)
 
+# Exact types, compared with `type(node) in ...`: cheaper than `isinstance` on LibCST's
+# ABC classes, and LibCST's concrete node classes have no subclasses.
+_NOT_INLINE = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+
 
 def loop_body_contains(idx: Index, loop: cst.For | cst.While, node: cst.CSTNode) -> bool:
     """True when `node` runs once per iteration: in the body, not the iterable or `else`."""
@@ -33,10 +37,11 @@ def enclosing_loops(idx: Index, node: cst.CSTNode) -> list[cst.For | cst.While]:
     """Loops of the same function whose body holds `node`, innermost first."""
     loops: list[cst.For | cst.While] = []
     for ancestor in idx.ancestors(node):
-        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+        kind = type(ancestor)
+        if kind in _NOT_INLINE:
             break
-        if isinstance(ancestor, LOOP_TYPES) and loop_body_contains(idx, ancestor, node):
-            loops.append(ancestor)
+        if (kind is cst.For or kind is cst.While) and idx.contains(ancestor.body, node):  # type: ignore[attr-defined]
+            loops.append(ancestor)  # type: ignore[arg-type]
     return loops
 
 
@@ -90,9 +95,6 @@ class Step:
     loops: tuple[cst.For | cst.While, ...]
 
 
-# Exact types, compared with `type(node) in ...`: cheaper than `isinstance` on LibCST's
-# ABC classes, and LibCST's concrete node classes have no subclasses.
-_NOT_INLINE = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 
 
 def execution_order(scope: cst.CSTNode) -> list[Step]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
+from operator import attrgetter
 from typing import Callable, Iterable, Iterator, Sequence, TypeVar, cast, overload
 
 import libcst as cst
@@ -65,6 +66,8 @@ _FIELD_ORDER_OVERRIDES: dict[type[cst.CSTNode], tuple[str, ...]] = {
     cst.MatchCase: ("pattern", "guard", "body"),
     cst.IfExp: ("body", "test", "orelse"),
 }
+# Field types that never hold a node (`Name.value`): a node with only such fields is a leaf.
+_TEXT_TYPES = (str, bool, "str", "bool")
 _field_cache: dict[type, tuple[str, ...]] = {}
 
 
@@ -74,7 +77,7 @@ def _child_fields(node_type: type) -> tuple[str, ...]:
         fields = _FIELD_ORDER_OVERRIDES.get(node_type) or tuple(
             f.name
             for f in dataclasses.fields(node_type)
-            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
+            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace") and f.type not in _TEXT_TYPES
         )
         _field_cache[node_type] = fields
     return fields
@@ -93,16 +96,40 @@ def _node_type(kind: type) -> bool:
     return known
 
 
+# Per node type, one call that reads all its code-bearing fields, as a tuple (the walks
+# read every field of every node: one `attrgetter` call costs less than a `getattr` each).
+_field_readers: dict[type, Callable[[cst.CSTNode], tuple[object, ...]]] = {}
+
+
+def _no_fields(node: cst.CSTNode) -> tuple[object, ...]:
+    return ()
+
+
+def _field_reader(node_type: type) -> Callable[[cst.CSTNode], tuple[object, ...]]:
+    reader = _field_readers.get(node_type)
+    if reader is None:
+        fields = _child_fields(node_type)
+        if not fields:
+            reader = _no_fields
+        elif len(fields) == 1:
+            one = attrgetter(fields[0])
+            reader = lambda node: (one(node),)  # noqa: E731
+        else:
+            reader = cast("Callable[[cst.CSTNode], tuple[object, ...]]", attrgetter(*fields))
+        _field_readers[node_type] = reader
+    return reader
+
+
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """Code-bearing children in source order (cheaper than `node.children`)."""
     out: list[cst.CSTNode] = []
-    for name in _child_fields(type(node)):
-        value = getattr(node, name)
+    is_node = _is_node_type
+    for value in (_field_readers.get(type(node)) or _field_reader(type(node)))(node):
         kind = type(value)
         if kind is tuple or kind is list:
-            out.extend([v for v in value if _node_type(type(v))])
-        elif _node_type(kind):
-            out.append(value)
+            out.extend([v for v in value if is_node.get(type(v)) or _node_type(type(v))])  # type: ignore[attr-defined]
+        elif is_node.get(kind) or _node_type(kind):
+            out.append(value)  # type: ignore[arg-type]
     return out
 
 
@@ -122,21 +149,38 @@ class Index:
         self._orders: dict[type, list[int]] = {}
         self._sorted_orders: dict[int, tuple[Sequence[cst.CSTNode], list[int], list[int]]] = {}
         parent, enter, exit_, by_type = self._parent, self._enter, self._exit, self._by_type
+        readers, is_node = _field_readers, _is_node_type
         counter = 0
-        stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
+        # A node, or (after its subtree) the id of a node whose subtree ends here: an
+        # `int` on the stack, never a node.
+        stack: list[cst.CSTNode | int] = [module]
+        pop, push, extend = stack.pop, stack.append, stack.extend
         while stack:
-            node, done = stack.pop()
-            if done:
-                exit_[id(node)] = counter - 1
+            node = pop()
+            if type(node) is int:
+                exit_[node] = counter - 1
                 continue
-            enter[id(node)] = counter
+            key = id(node)
+            enter[key] = counter
             counter += 1
-            by_type[type(node)].append(node)
-            stack.append((node, True))
-            kids = children(node)
-            for child in reversed(kids):
-                parent[id(child)] = node
-                stack.append((child, False))
+            kind = type(node)
+            by_type[kind].append(node)  # type: ignore[arg-type]
+            read = readers.get(kind) or _field_reader(kind)
+            if read is _no_fields:  # a leaf (a third of all nodes are `Name`s)
+                exit_[key] = counter - 1
+                continue
+            push(key)
+            kids: list[cst.CSTNode] = []
+            for value in read(node):  # type: ignore[arg-type]
+                value_kind = type(value)
+                if value_kind is tuple or value_kind is list:
+                    kids.extend([v for v in value if is_node.get(type(v)) or _node_type(type(v))])  # type: ignore[attr-defined]
+                elif is_node.get(value_kind) or _node_type(value_kind):
+                    kids.append(value)  # type: ignore[arg-type]
+            for child in kids:
+                parent[id(child)] = node  # type: ignore[assignment]
+            kids.reverse()
+            extend(kids)
 
     @overload
     def nodes(self, first: type[N], /) -> list[N]: ...
