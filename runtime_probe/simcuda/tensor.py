@@ -30,6 +30,7 @@ aten = torch.ops.aten
 _Tensor = torch.Tensor
 _disabled_torch_function = torch._C._disabled_torch_function_impl
 _make_wrapper = torch.Tensor._make_wrapper_subclass
+PIN_FACTORY_MESSAGE = "Only dense CPU tensors can be pinned"
 NUMPY_MESSAGE = "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first."
 
 
@@ -395,7 +396,9 @@ def dispatch(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         else:
             to_device = flags[0]
         if inner_kwargs.get("pin_memory"):
-            inner_kwargs["pin_memory"] = False
+            if to_device:
+                raise RuntimeError(PIN_FACTORY_MESSAGE)  # `empty_cuda`'s check
+            inner_kwargs["pin_memory"] = False  # the CPU build has no pinned allocator
     else:
         inner_kwargs = kwargs
         to_device = flags[0]
