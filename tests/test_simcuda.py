@@ -153,6 +153,7 @@ def test_every_allocation_returns_after_freeing_and_empty_cache() -> None:
     assert run.returncode == 0, run.stderr
     figures = json.loads(run.stdout.strip().splitlines()[-1])
     assert figures["peak"] > 0 and figures["reserved_before_empty"] > 0 and figures["views_share"]
+    assert figures["direct_counted"] and figures["direct_plain"], "SimTensor(elem) is wrap(elem)"
     assert figures["allocated"] == figures["reserved"] == 0
 
 

@@ -41,18 +41,9 @@ class SimTensor(torch.Tensor):
 
     @staticmethod
     def __new__(cls, elem: torch.Tensor) -> SimTensor:
-        wrapper = torch.Tensor._make_wrapper_subclass(
-            cls,
-            elem.size(),
-            strides=elem.stride(),
-            storage_offset=elem.storage_offset(),
-            dtype=elem.dtype,
-            layout=elem.layout,
-            device=INNER,
-            requires_grad=False,
-        )
-        wrapper._elem = elem
-        return wrapper
+        """`SimTensor(elem)` is `wrap(elem)`: one definition, which dispatch calls
+        directly for every result, without this frame."""
+        return wrap(elem)
 
     # What Python code sees.
     @property
@@ -199,12 +190,13 @@ def parse_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[torch.devic
 
 
 def wrap(elem: torch.Tensor) -> SimTensor:
+    """`elem` (a CPU tensor) on the simulated device: a new allocation unless its
+    storage is already there (a view)."""
     if type(elem) is not _Tensor:
         elem = elem.as_subclass(_Tensor)
     tracker = STATE.memory
     if tracker is not None:
         tracker.on_new(elem)
-    # SimTensor.__new__ without its Python frame: this runs for every result.
     wrapper: SimTensor = _make_wrapper(
         SimTensor,
         elem.size(),
