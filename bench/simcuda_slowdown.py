@@ -1,21 +1,31 @@
 """Slowdown of simulated CUDA: the same training loops run as plain CPU code and on
 simulated CUDA (allocator model included), side by side in one run, one intra-op thread.
 
-    .venv/bin/python bench/simcuda_slowdown.py [--steps 30] [--repeats 3]
+    .venv/bin/python bench/simcuda_slowdown.py [--steps 30] [--repeats 3] [--baseline REV]
 
 Prints milliseconds per step (the best of the repeats) and the ratio per loop, in CPU
 time of the process (all its threads: autograd runs a simulated device's backward on a
 thread of its own) and in wall time, which on a loaded machine also holds the waits for
-that thread to be scheduled. The target is a ratio of at most 3 on a training loop."""
+that thread to be scheduled. The target is a ratio of at most 3 on a training loop.
+
+`--baseline REV` also runs the same loops on the simulator of git revision REV (its
+files, laid out as the installed package), alternated with the others: a before/after
+comparison of a change to the simulator in one run, under the same load."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import time
+import tomllib
+from pathlib import Path
 from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parent.parent
 
 LOOPS = ("tiny_mlp", "small_cnn", "transformer_bf16", "wide_mlp")
 
@@ -93,38 +103,78 @@ def worker(device: str, steps: int) -> dict[str, float]:
     return timings
 
 
-def _run(device: str, steps: int) -> dict[str, float]:
+def _run(device: str, steps: int, package: Path | None = None) -> dict[str, float]:
+    """One worker process; with `package`, a folder holding another `torchlint` package,
+    the simulator is that one (the folder leads `sys.path`)."""
     prefix = ["-m", "torchlint.runtime_probe.simcuda"] if device == "cuda" else []
+    env = {**os.environ, "PYTHONPATH": str(package)} if package else None
     proc = subprocess.run(
-        [sys.executable, "-W", "ignore", *prefix, __file__, "--worker", device, "--steps", str(steps)],
+        [sys.executable, "-W", "ignore", *prefix, str(Path(__file__).resolve()), "--worker", device, "--steps", str(steps)],
         capture_output=True,
         text=True,
         check=True,
+        env=env,
+        cwd=package,  # `-m` puts the working folder first on sys.path
     )
     return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def baseline_package(revision: str, folder: Path) -> Path:
+    """The files of `revision`, laid out under `folder` as the installed package is
+    (pyproject's `package-dir`: `torchlint.rules` lives in `rules/`, ...); returns the
+    folder to put on sys.path."""
+    source = folder / "source"
+    source.mkdir()
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(source)], input=archive, check=True)
+    layout = folder / "package"
+    package_dirs = tomllib.loads((source / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-dir"]
+    for name, directory in sorted(package_dirs.items(), key=lambda item: item[0].count(".")):
+        target = layout.joinpath(*name.split("."))
+        if target.exists():
+            continue  # inside a folder already laid out
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to(source / directory, target_is_directory=True)
+    return layout
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--baseline", metavar="REV", help="also run the simulator of this git revision")
     parser.add_argument("--worker", choices=("cpu", "cuda"))
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(worker(args.worker, args.steps)))
         return
-    best: dict[str, dict[str, float]] = {"cpu": {}, "cuda": {}}
-    for _ in range(args.repeats):
-        for device in ("cpu", "cuda"):  # alternated, so that load on the machine hits both
-            for name, ms in _run(device, args.steps).items():
-                best[device][name] = min(best[device].get(name, float("inf")), ms)
-    print(f"{'loop':<18} {'plain CPU ms/step':>18} {'simulated ms/step':>18} {'slowdown':>9} {'wall slowdown':>14}")
+    with tempfile.TemporaryDirectory(prefix="simcuda-baseline-") as folder:
+        package = baseline_package(args.baseline, Path(folder)) if args.baseline else None
+        runs: dict[str, tuple[str, Path | None]] = {"cpu": ("cpu", None), "cuda": ("cuda", None)}
+        if package:
+            runs["baseline"] = ("cuda", package)
+        best: dict[str, dict[str, float]] = {run: {} for run in runs}
+        for _ in range(args.repeats):
+            for run, (device, where) in runs.items():  # alternated, so that load on the machine hits all
+                for name, ms in _run(device, args.steps, where).items():
+                    best[run][name] = min(best[run].get(name, float("inf")), ms)
+    header = f"{'loop':<18} {'plain CPU ms/step':>18} {'simulated ms/step':>18} {'slowdown':>9} {'wall slowdown':>14}"
+    if package:
+        header += f" {args.baseline[:12] + ' ms/step':>20} {'slowdown':>9} {'wall slowdown':>14}"
+    print(header)
     for name in LOOPS:
-        cpu, sim = best["cpu"][name], best["cuda"][name]
-        wall = best["cuda"][f"{name}/wall"] / best["cpu"][f"{name}/wall"]
-        print(f"{name:<18} {cpu:>18.2f} {sim:>18.2f} {sim / cpu:>8.2f}x {wall:>13.2f}x")
-    ratios = {key: round(best["cuda"][key] / best["cpu"][key], 2) for key in best["cpu"]}
-    print("SIMCUDA_SLOWDOWN " + json.dumps(ratios))
+        cpu = best["cpu"][name]
+        row = f"{name:<18} {cpu:>18.2f}"
+        for run in runs:
+            if run != "cpu":
+                sim = best[run][name]
+                wall = best[run][f"{name}/wall"] / best["cpu"][f"{name}/wall"]
+                row += f" {sim:>{18 if run == 'cuda' else 20}.2f} {sim / cpu:>8.2f}x {wall:>13.2f}x"
+        print(row)
+    for run in runs:
+        if run != "cpu":
+            ratios = {key: round(best[run][key] / best["cpu"][key], 2) for key in best["cpu"]}
+            print(("SIMCUDA_SLOWDOWN " if run == "cuda" else f"SIMCUDA_SLOWDOWN_BASELINE {args.baseline} ") + json.dumps(ratios))
 
 
 if __name__ == "__main__":

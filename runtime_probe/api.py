@@ -74,7 +74,6 @@ class ScriptResult:
             stopped=self.stopped,
             crash=self.crash,
             reported=bool(self.ranks),
-            reached_any=any(r.reached for r in self.ranks),
             output_tail=self.output_tail,
             max_steps=self.max_steps,
             timeout=self.timeout,

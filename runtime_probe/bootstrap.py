@@ -15,6 +15,8 @@ import types
 from pathlib import Path
 from types import FrameType
 
+from torchlint.discovery import display_path
+from torchlint.runtime_probe.frames import traceback_stack
 from torchlint.runtime_probe.markers import MARKER, compile_script
 from torchlint.runtime_probe.protocol import SETTINGS_ENV, ChildSettings, Crash, pid_path
 from torchlint.runtime_probe.recorder import Recorder, StopProbe
@@ -89,12 +91,19 @@ def run(script: str, args: list[str], recorder: Recorder) -> int:
     probe = install(recorder)
     if not isinstance(source, SourceFile):
         print(f"torchlint probe: cannot run {script}: {source.reason}", file=sys.stderr)
-        recorder.crash = Crash("OSError", source.reason, "")
+        recorder.crash = Crash("OSError", source.reason, "", started=False)
         return EXIT_USAGE
+    try:
+        code = compile_script(source.text, script, recorder.settings.lines)
+    except (SyntaxError, ValueError) as exc:  # ValueError: null bytes in the source
+        text = "".join(traceback.format_exception_only(type(exc), exc))
+        print(text, end="", file=sys.stderr)
+        line = getattr(exc, "lineno", None) or 0
+        recorder.crash = Crash(type(exc).__name__, str(exc), text, display_path(Path(script)) if line else "", line, started=False)
+        return 1
     sys.argv = [script, *args]
     sys.path[0] = os.path.dirname(script)
     try:
-        code = compile_script(source.text, script, recorder.settings.lines)
         exec(code, _main_module(script, recorder).__dict__)
     except StopProbe:
         recorder.stopped = "max-steps"
@@ -107,7 +116,9 @@ def run(script: str, args: list[str], recorder: Recorder) -> int:
             exc.args = tuple(recorder.clean_message(a) if isinstance(a, str) else a for a in exc.args)
         text = _format(exc, user_tb)
         print(text, end="", file=sys.stderr)
-        recorder.crash = Crash(type(exc).__name__, str(exc), text)
+        innermost = next(iter(traceback_stack(user_tb)), None)
+        where = (display_path(Path(innermost.filename)), innermost.line) if innermost else ("", 0)
+        recorder.crash = Crash(type(exc).__name__, str(exc), text, *where)
         recorder.guard(probe.devices.on_error)(exc, user_tb)
         return 130 if isinstance(exc, KeyboardInterrupt) else 1
     return 0
@@ -126,7 +137,7 @@ def main() -> int:
     try:
         import torch  # noqa: F401
     except ImportError:
-        recorder.crash = Crash("ImportError", "torchlint probe needs PyTorch: pip install 'torchlint[probe]'", "")
+        recorder.crash = Crash("ImportError", "torchlint probe needs PyTorch: pip install 'torchlint[probe]'", "", started=False)
         recorder.exit_code = EXIT_USAGE
         recorder.write(final=True)
         return EXIT_USAGE

@@ -1,6 +1,8 @@
 """The probe's JSON report: `{"version", "scripts": [...]}`; per script `path`,
 `returncode`, `timed_out`, `steps`, `memory` (per-step samples), `outcome` (how the run
-ended), `failure` (what the script's own failure was, or null), `simulated` (CUDA was
+ended: `failed-to-start`, `crashed`, `exited-with-error`, `timed-out`, `step-limit`,
+`ended`), `failure` (what the script's own failure was, or null), `crashed_at` (the
+user's `file:line` where it raised, or null), `simulated` (CUDA was
 simulated) and `findings`, each with `code`, `status`, `filename`, `line`, `message`,
 `evidence`, and `"simulated": true` when seen on simulated CUDA."""
 
@@ -24,6 +26,7 @@ def script_dict(script: ScriptResult) -> dict[str, Any]:
         "memory": list(script.memory),
         "outcome": ending.outcome.value,
         "failure": ending.failure() if ending.failed else None,
+        "crashed_at": ending.crashed_at or None,
         "findings": [f.to_dict() for f in script.findings],
         "stopped": script.stopped,
         "cuda": script.cuda,
@@ -32,7 +35,9 @@ def script_dict(script: ScriptResult) -> dict[str, Any]:
         "duration": round(script.duration, 3),
         "max_steps": script.max_steps,
         "timeout": script.timeout,
-        "crash": None if crash is None else {"type": crash.type, "message": crash.message, "traceback": crash.traceback},
+        "crash": None
+        if crash is None
+        else {"type": crash.type, "message": crash.message, "traceback": crash.traceback, "where": crash.where or None, "started": crash.started},
         "ranks": [
             {"rank": r.rank, "steps": r.steps, "exit_code": r.exit_code, "stopped": r.stopped, "memory": list(r.memory)}
             for r in script.ranks

@@ -213,6 +213,16 @@ class Crash:
     type: str
     message: str
     traceback: str
+    # Where it raised: the innermost of the user's frames, as the user would type the path.
+    file: str = ""
+    line: int = 0
+    # The script's code began to run; False when it could not start (an unreadable file,
+    # a syntax error, no PyTorch for the probe).
+    started: bool = True
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}" if self.file else ""
 
 
 @dataclass(frozen=True)

@@ -17,14 +17,19 @@ def _how_it_ran(script: ScriptResult) -> str:
     parts = [plural(script.steps, "step")]
     if script.stopped == "max-steps":
         parts[0] += " (stopped at the step limit)"
+    ending = script.ending
+    crash = f" ({script.crash.type}: {_first_line(script.crash.message)})" if script.crash is not None else ""
     if script.timed_out:
         parts.append(f"timed out after {script.timeout:g} s, partial report")
-    elif script.crash is not None:
-        parts.append(f"crashed with exit status {script.returncode} ({script.crash.type}: {_first_line(script.crash.message)})")
+    elif ending.outcome is Outcome.FAILED_TO_START:
+        parts.append(f"failed to start, exit status {script.returncode}{crash or ', no report from the probe'}")
+    elif ending.outcome is Outcome.CRASHED:
+        at = f" at {ending.crashed_at}" if ending.crashed_at else ""
+        parts.append(f"crashed{at} with exit status {script.returncode}{crash}")
     elif not script.ranks:
         parts.append(f"exit status {script.returncode}, no report from the probe")
-    elif script.ending.failed:
-        parts.append(f"failed with exit status {script.returncode}")
+    elif ending.failed:
+        parts.append(f"exited with an error, exit status {script.returncode}")
     else:
         parts.append(f"exit status {script.returncode}")
     if len(script.ranks) > 1:

@@ -81,3 +81,22 @@ def test_the_benchmark_table_says_how_many_files_each_run_checked(tmp_path: Path
     rows = [line for line in done.stdout.splitlines() if line.startswith("| ") and "files checked" not in line]
     # The bare loop, the cold runs, the cached re-run and the two re-runs after an edit.
     assert len(rows) == 6 and all(row.split("|")[2].strip() == "3" for row in rows), done.stdout
+
+
+SLOWDOWN = Path(__file__).resolve().parent.parent / "bench" / "simcuda_slowdown.py"
+_slowdown_spec = importlib.util.spec_from_file_location("bench_simcuda_slowdown", SLOWDOWN)
+assert _slowdown_spec is not None and _slowdown_spec.loader is not None
+slowdown = importlib.util.module_from_spec(_slowdown_spec)
+_slowdown_spec.loader.exec_module(slowdown)
+
+
+def test_the_slowdown_baseline_is_the_revisions_own_simulator(tmp_path: Path) -> None:
+    """`simcuda_slowdown.py --baseline REV` imports REV's files, laid out as the installed
+    package (torchlint.rules from rules/, the simulator from runtime_probe/simcuda/)."""
+    package = slowdown.baseline_package("HEAD", tmp_path)
+    code = "import torchlint.runtime_probe.simcuda.tensor as t, torchlint.rules as r; print(t.__file__); print(r.__file__)"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=package, env={"PYTHONPATH": str(package)})
+    assert run.returncode == 0, run.stderr
+    simulator, rules = run.stdout.split()
+    assert simulator == str(package / "torchlint" / "runtime_probe" / "simcuda" / "tensor.py")
+    assert rules == str(package / "torchlint" / "rules" / "__init__.py")

@@ -38,7 +38,8 @@ def test_findings_make_exit_code_one_and_a_crash_does_not_stop_the_rest(reports)
     code, output, data, _ = reports
     assert code == 1, output
     assert sorted(Path(s["path"]).name for s in data["scripts"]) == ["best_loss.py", "crash.py", "missing_zero_grad.py"]
-    assert "crash.py: 2 steps, crashed with exit status 1 (ValueError: the data ran out)" in output
+    at = f"{display_path(CPU / 'crash.py')}:{line_of(CPU / 'crash.py', 'raise')}"
+    assert f"crash.py: 2 steps, crashed at {at} with exit status 1 (ValueError: the data ran out)" in output
     assert "Probed 3 scripts: 1 crashed, 2 stopped at the step limit; 1 finding: 1 found." in output
 
 
@@ -151,7 +152,7 @@ def test_probe_github_annotations_go_to_stdout_and_progress_to_stderr() -> None:
     assert "Probed 1 script" in result.stderr
 
 
-# A training loop without `zero_grad()` (TL001), behind three ways of not starting.
+# A training loop without `zero_grad()` (TL001), behind three ways of failing before it.
 TRAIN = """\
 import torch
 from torch import nn
@@ -164,8 +165,9 @@ for step in range(100):
     opt.step()
 """
 
-def cannot_start(folder: Path) -> list[str]:
-    """Three scripts with a TL001 that fail before their first step, as real scripts do."""
+def fail_first(folder: Path) -> list[str]:
+    """Three scripts with a TL001 that fail before their first step, as real scripts do:
+    all three started (two raise, one exits with a usage error)."""
     scripts = {
         "uses_wandb.py": "import wandb_not_installed_here\n" + TRAIN,
         "needs_data_flag.py": "import argparse\nparser = argparse.ArgumentParser()\n"
@@ -178,47 +180,81 @@ def cannot_start(folder: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def failed_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, dict, ET.Element]:
-    folder = tmp_path_factory.mktemp("cannot-start")
+def failed_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, dict, ET.Element, Path]:
+    folder = tmp_path_factory.mktemp("fail-first")
     report, junit = folder / "probe.json", folder / "probe.xml"
-    scripts = cannot_start(folder)
+    scripts = fail_first(folder)
     code, output = invoke("--device", "cpu", "--report", str(report), "--junit", str(junit), *scripts)
-    return code, output, json.loads(report.read_text()), ET.parse(junit).getroot()
+    return code, output, json.loads(report.read_text()), ET.parse(junit).getroot(), folder
 
 
-def test_a_script_that_cannot_start_is_failed_and_the_probe_exits_one(failed_run) -> None:
-    code, output, _, _ = failed_run
+def test_a_script_that_fails_before_its_first_step_is_failed_and_the_probe_exits_one(failed_run) -> None:
+    code, output, _, _, folder = failed_run
     assert code == 1, output
     assert "not-reached" not in output and "never ran within the bounds" not in output
     assert "uses_wandb.py:10: TL001 [missing-zero-grad] failed" in output
     assert (
-        "the script exited with status 1 before its first step: "
+        f"the script crashed at {display_path(folder / 'uses_wandb.py')}:1 before its first step: "
         "ModuleNotFoundError: No module named 'wandb_not_installed_here'" in output
     )
+    assert f"uses_wandb.py: 0 steps, crashed at {display_path(folder / 'uses_wandb.py')}:1 with exit status 1" in output
     assert "the script exited with status 2 before its first step: " in output
     assert "error: the following arguments are required: --data" in output
-    assert "FileNotFoundError: [Errno 2] No such file or directory: 'train.csv'" in output
-    assert "Probed 3 scripts: 3 failed to start; 3 findings: 3 failed." in output
+    assert (
+        f"the script crashed at {display_path(folder / 'reads_csv.py')}:1 before its first step: "
+        "FileNotFoundError: [Errno 2] No such file or directory: 'train.csv'" in output
+    )
+    assert "failed to start" not in output, "all three started"
+    assert "Probed 3 scripts: 2 crashed, 1 exited with an error; 3 findings: 3 failed." in output
 
 
-def test_json_and_junit_reports_of_scripts_that_cannot_start(failed_run) -> None:
-    _, _, data, root = failed_run
+def test_json_and_junit_reports_of_scripts_that_fail_before_their_first_step(failed_run) -> None:
+    _, _, data, root, folder = failed_run
     scripts = {Path(s["path"]).name: s for s in data["scripts"]}
-    assert {name: s["outcome"] for name, s in scripts.items()} == dict.fromkeys(scripts, "failed-to-start")
+    assert {name: s["outcome"] for name, s in scripts.items()} == {
+        "uses_wandb.py": "crashed",
+        "needs_data_flag.py": "exited-with-error",
+        "reads_csv.py": "crashed",
+    }
+    assert scripts["uses_wandb.py"]["crashed_at"] == f"{display_path(folder / 'uses_wandb.py')}:1"
+    assert scripts["needs_data_flag.py"]["crashed_at"] is None
     assert [f["status"] for f in scripts["uses_wandb.py"]["findings"]] == ["failed"]
     assert "usage:" in scripts["needs_data_flag.py"]["output_tail"]
     assert scripts["reads_csv.py"]["failure"].endswith("No such file or directory: 'train.csv'")
     cases = {Path(case.get("name")).name: case for case in root.iter("testcase")}
     assert cases["uses_wandb.py"].find("error").get("type") == "ModuleNotFoundError"
+    assert cases["uses_wandb.py"].find("error").get("message").startswith("the script crashed at ")
     assert "required: --data" in cases["needs_data_flag.py"].find("error").get("message")
 
 
 @pytest.mark.parametrize("output_format, expected", [("github", "::warning file="), ("sarif", '"level": "warning"')])
-def test_machine_formats_report_a_script_that_cannot_start(tmp_path: Path, output_format: str, expected: str) -> None:
-    [script, *_] = cannot_start(tmp_path)
+def test_machine_formats_report_a_script_that_fails_before_its_first_step(tmp_path: Path, output_format: str, expected: str) -> None:
+    [script, *_] = fail_first(tmp_path)
     result = CliRunner().invoke(main, ["probe", "--device", "cpu", "--format", output_format, script])
     assert result.exit_code == 1, result.output
     assert expected in result.stdout and "No module named 'wandb_not_installed_here'" in result.stdout
+    assert f"the script crashed at {display_path(Path(script))}:1 before its first step" in result.stdout
+
+
+def test_a_script_with_a_syntax_error_failed_to_start(tmp_path: Path) -> None:
+    """The command line skips files it cannot parse; the probe's own run says why it
+    could not start, in every format."""
+    from torchlint.runtime_probe import json_report, junit_report, text_report
+    from torchlint.runtime_probe.api import ProbeOptions, ProbeResult, probe_script
+
+    script = tmp_path / "broken.py"
+    script.write_text("import torch\nfor step in range(3)\n    pass\n", encoding="utf-8")
+    result = probe_script(script, (), None, ProbeOptions(device="cpu", timeout=120.0), cwd=tmp_path)
+    assert result.ending.outcome.value == "failed-to-start", result.output_tail
+    failure = result.ending.failure()
+    assert failure.startswith("the script could not start: SyntaxError: ") and "line 2" in failure
+    text = text_report.render(ProbeResult((result,)))
+    assert "broken.py: 0 steps, failed to start, exit status 1 (SyntaxError: " in text
+    assert f"nothing found: {failure}" in text and "Probed 1 script: 1 failed to start; nothing found." in text
+    data = json.loads(json_report.render(ProbeResult((result,))))["scripts"][0]
+    assert (data["outcome"], data["failure"], data["crashed_at"], data["crash"]["started"]) == ("failed-to-start", failure, None, False)
+    [case] = ET.fromstring(junit_report.render(ProbeResult((result,)))).iter("testcase")
+    assert (case.find("error").get("type"), case.find("error").get("message")) == ("SyntaxError", failure)
 
 
 EVALUATES_AFTER_TEN_STEPS = """\

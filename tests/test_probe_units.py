@@ -291,10 +291,9 @@ def make_result(script: Path) -> ProbeResult:
         SCRIPT_SOURCE,
         lambda name: Path(name).name,
     )
-    ok = ScriptResult("train.py", 0, False, 1.5, 10, ({"step": 1, "alive_graphs": 0},), tuple(findings), 20, 300.0)
-    crashed = ScriptResult(
-        "crash.py", 1, False, 0.5, 2, (), (), 20, 300.0, crash=Crash("ValueError", "boom", "Traceback ...\nValueError: boom\n")
-    )
+    ok = ScriptResult("train.py", 0, False, 1.5, 10, ({"step": 1, "alive_graphs": 0},), tuple(findings), 20, 300.0, ranks=(rank([], [11]),))
+    crash = Crash("ValueError", "boom", "Traceback ...\nValueError: boom\n", "crash.py", 7)
+    crashed = ScriptResult("crash.py", 1, False, 0.5, 2, (), (), 20, 300.0, crash=crash, ranks=(rank([], []),))
     return ProbeResult((ok, crashed))
 
 
@@ -327,7 +326,9 @@ def test_text_report_names_each_status(script: Path) -> None:
     text = text_report.render(make_result(script))
     assert "train.py:11: TL001 [missing-zero-grad] confirmed" in text
     assert "train.py:7: TL001 [missing-zero-grad] not-reached" in text
-    assert "crashed with exit status 1 (ValueError: boom)" in text
+    assert "crash.py: 2 steps, crashed at crash.py:7 with exit status 1 (ValueError: boom)" in text
+    assert "nothing found: the script crashed at crash.py:7 after 2 steps: ValueError: boom" in text
+    assert "Probed 2 scripts: 1 crashed, 1 ran to the end;" in text
     assert "1 confirmed, 1 not-reached, 1 found" in text
 
 
@@ -526,7 +527,6 @@ def run_end(**changes) -> ending.Ending:
         stopped=None,
         crash=None,
         reported=True,
-        reached_any=False,
         output_tail="",
         max_steps=20,
         timeout=300.0,
@@ -534,16 +534,29 @@ def run_end(**changes) -> ending.Ending:
     return ending.ending(**{**facts, **changes})
 
 
-def test_an_import_error_before_the_first_step_is_a_failure_to_start() -> None:
-    crash = Crash("ModuleNotFoundError", "No module named 'wandb'", "Traceback ...")
+def test_an_import_error_before_the_first_step_is_a_crash_at_the_import() -> None:
+    crash = Crash("ModuleNotFoundError", "No module named 'wandb'", "Traceback ...", "train.py", 3)
     end = run_end(returncode=1, steps=0, crash=crash)
-    assert end.outcome is ending.Outcome.FAILED_TO_START and end.failed
-    assert end.failure() == "the script exited with status 1 before its first step: ModuleNotFoundError: No module named 'wandb'"
+    assert end.outcome is ending.Outcome.CRASHED and end.failed and end.crashed_at == "train.py:3"
+    assert end.failure() == "the script crashed at train.py:3 before its first step: ModuleNotFoundError: No module named 'wandb'"
 
 
-def test_a_usage_error_names_the_scripts_last_line_of_output() -> None:
+def test_only_a_script_that_could_not_start_failed_to_start() -> None:
+    syntax = Crash("SyntaxError", "invalid syntax (train.py, line 4)", "", "train.py", 4, started=False)
+    end = run_end(returncode=1, steps=0, crash=syntax)
+    assert end.outcome is ending.Outcome.FAILED_TO_START and end.failed and end.crashed_at == ""
+    assert end.failure() == "the script could not start: SyntaxError: invalid syntax (train.py, line 4)"
+    unreadable = run_end(returncode=2, steps=0, crash=Crash("OSError", "cannot read train.py: permission denied", "", started=False))
+    assert unreadable.failure() == "the script could not start: OSError: cannot read train.py: permission denied"
+    silent = run_end(returncode=1, steps=0, reported=False)
+    assert silent.outcome is ending.Outcome.FAILED_TO_START
+    assert silent.failure() == "the probe heard nothing from the script: its process exited with status 1 before writing a report"
+
+
+def test_a_usage_error_exits_with_an_error_and_names_the_scripts_last_line_of_output() -> None:
     tail = "usage: train.py [-h] --data DATA\ntrain.py: error: the following arguments are required: --data\n"
     end = run_end(returncode=2, steps=0, output_tail=tail)
+    assert end.outcome is ending.Outcome.EXITED_WITH_ERROR and end.failed
     assert end.failure() == (
         "the script exited with status 2 before its first step: "
         "train.py: error: the following arguments are required: --data"
@@ -551,16 +564,20 @@ def test_a_usage_error_names_the_scripts_last_line_of_output() -> None:
 
 
 def test_a_crash_after_some_steps_and_a_kill_by_signal() -> None:
-    assert run_end(returncode=1, steps=3, crash=Crash("ValueError", "boom\nmore", "")).failure() == (
-        "the script exited with status 1 after 3 steps: ValueError: boom"
+    assert run_end(returncode=1, steps=3, crash=Crash("ValueError", "boom\nmore", "", "loop.py", 9)).failure() == (
+        "the script crashed at loop.py:9 after 3 steps: ValueError: boom"
+    )
+    # Raised where no frame is the user's (a C++ thread, a library's atexit hook).
+    assert run_end(returncode=1, steps=3, crash=Crash("ValueError", "boom", "")).failure() == (
+        "the script crashed after 3 steps: ValueError: boom"
     )
     killed = run_end(returncode=-9, steps=0, reported=False)
-    assert killed.outcome is ending.Outcome.FAILED_TO_START
+    assert killed.outcome is ending.Outcome.CRASHED
     assert killed.failure() == "the script was killed by SIGKILL and left the probe no report"
     assert run_end(returncode=0, reported=False).failed, "no report is no pass"
     # A `.view()` that raises at the first forward pass: the bug itself, past the start.
-    view = run_end(returncode=1, steps=0, reached_any=True, crash=Crash("RuntimeError", "view size", ""))
-    assert view.outcome is ending.Outcome.CRASHED and view.failure().endswith("before its first step: RuntimeError: view size")
+    view = run_end(returncode=1, steps=0, crash=Crash("RuntimeError", "view size", "", "model.py", 39))
+    assert view.outcome is ending.Outcome.CRASHED and view.failure() == "the script crashed at model.py:39 before its first step: RuntimeError: view size"
 
 
 @pytest.mark.parametrize(
@@ -590,34 +607,52 @@ def test_a_failed_run_makes_unreached_findings_failed_and_reached_ones_keep_thei
 
 
 def failed_result(script: Path) -> ProbeResult:
-    crash = Crash("ModuleNotFoundError", "No module named 'wandb'", "Traceback ...\nModuleNotFoundError: No module named 'wandb'\n")
+    """Three scripts that fail on their own: one raises at its import (it started), one
+    exits with a usage error, one has a syntax error (it never started)."""
+    crash = Crash("ModuleNotFoundError", "No module named 'wandb'", "Traceback ...\nModuleNotFoundError: No module named 'wandb'\n", "train.py", 1)
     end = run_end(returncode=1, steps=0, crash=crash)
     findings = assign([static(script, "TL001", "step", "train.py")], [rank([], [])], str(script), SCRIPT_SOURCE, ending=end)
     ranks = (RankReport(0, 1, False, 0, (), (), (), exit_code=1, crash=crash),)
     failed = ScriptResult("train.py", 1, False, 2.0, 0, (), tuple(findings), 20, 300.0, crash=crash, ranks=ranks)
     usage_tail = "usage: eval.py [-h] --data DATA\neval.py: error: the following arguments are required: --data"
     usage = ScriptResult("eval.py", 2, False, 1.0, 0, (), (), 20, 300.0, ranks=(rank([], []),), output_tail=usage_tail)
-    return ProbeResult((failed, usage))
+    syntax = Crash("SyntaxError", "invalid syntax (broken.py, line 2)", '  File "broken.py", line 2\nSyntaxError: invalid syntax\n', "broken.py", 2, started=False)
+    broken_ranks = (RankReport(0, 2, False, 0, (), (), (), exit_code=1, crash=syntax),)
+    broken = ScriptResult("broken.py", 1, False, 0.5, 0, (), (), 20, 300.0, crash=syntax, ranks=broken_ranks)
+    return ProbeResult((failed, usage, broken))
 
 
-def test_every_report_format_shows_a_failed_script(script: Path) -> None:
+def test_every_report_format_says_crashed_at_a_line_or_failed_to_start_alike(script: Path) -> None:
     result = failed_result(script)
+    crashed = "the script crashed at train.py:1 before its first step: ModuleNotFoundError: No module named 'wandb'"
+    exited = "the script exited with status 2 before its first step: eval.py: error: the following arguments are required: --data"
+    not_started = "the script could not start: SyntaxError: invalid syntax (broken.py, line 2)"
     text = text_report.render(result)
+    assert "train.py: 0 steps, crashed at train.py:1 with exit status 1 (ModuleNotFoundError: No module named 'wandb')" in text
     assert "train.py:11: TL001 [missing-zero-grad] failed" in text
-    assert "the script exited with status 1 before its first step: ModuleNotFoundError: No module named 'wandb'" in text
-    assert "eval.py: 0 steps, failed with exit status 2" in text
+    assert f"its line never ran: {crashed}" in text
+    assert "eval.py: 0 steps, exited with an error, exit status 2" in text
+    assert f"nothing found: {exited}" in text
     assert "eval.py: error: the following arguments are required: --data" in text, "the tail of its output"
-    assert "Probed 2 scripts: 2 failed to start; 1 finding: 1 failed." in text
+    assert "broken.py: 0 steps, failed to start, exit status 1 (SyntaxError: invalid syntax (broken.py, line 2))" in text
+    assert f"nothing found: {not_started}" in text
+    assert "Probed 3 scripts: 1 failed to start, 1 crashed, 1 exited with an error; 1 finding: 1 failed." in text
+    assert "crashed with" not in text.replace("crashed at train.py:1 with", ""), "every crash names its line"
     data = json.loads(json_report.render(result))
-    train, usage = data["scripts"]
-    assert (train["outcome"], train["findings"][0]["status"]) == ("failed-to-start", "failed")
-    assert usage["failure"].endswith("error: the following arguments are required: --data")
+    train, usage, broken = data["scripts"]
+    assert (train["outcome"], train["findings"][0]["status"]) == ("crashed", "failed")
+    assert (train["failure"], train["crashed_at"], train["crash"]["where"]) == (crashed, "train.py:1", "train.py:1")
+    assert (usage["outcome"], usage["failure"], usage["crashed_at"]) == ("exited-with-error", exited, None)
     assert "usage: eval.py" in usage["output_tail"]
+    assert (broken["outcome"], broken["failure"], broken["crashed_at"], broken["crash"]["started"]) == ("failed-to-start", not_started, None, False)
     suite = ET.fromstring(junit_report.render(result)).find("testsuite")
-    assert suite is not None and suite.get("errors") == "2" and suite.get("failures") == "0"
+    assert suite is not None and suite.get("errors") == "3" and suite.get("failures") == "0"
     errors = {case.get("name"): case.find("error") for case in suite.iter("testcase")}
-    assert errors["eval.py"].get("type") == "failed-to-start" and "usage: eval.py" in errors["eval.py"].text
+    assert (errors["train.py"].get("type"), errors["train.py"].get("message")) == ("ModuleNotFoundError", crashed)
+    assert (errors["eval.py"].get("type"), errors["eval.py"].get("message")) == ("exited-with-error", exited)
+    assert "usage: eval.py" in errors["eval.py"].text
+    assert (errors["broken.py"].get("type"), errors["broken.py"].get("message")) == ("SyntaxError", not_started)
     [annotation] = as_findings(result)
     assert (annotation.severity.value, annotation.line) == ("warning", 11)
-    assert annotation.message.startswith("not checked at runtime, the script exited with status 1 before its first step")
+    assert annotation.message.startswith(f"not checked at runtime, {crashed}")
     assert result.has_failures and not result.has_findings

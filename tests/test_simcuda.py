@@ -122,6 +122,12 @@ SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device, but 
         ("ctc_loss cpu lengths", "ok"),
         ("pin_memory copy", "ok"),
         ("pin_memory loader", "ok"),
+        ("is_pinned on cuda", "ok"),
+        ("pin_memory on cuda", "RuntimeError: cannot pin 'CUDAFloatType' only dense CPU tensors can be pinned"),
+        ("pin_memory on cuda bf16", "RuntimeError: cannot pin 'CUDABFloat16Type' only dense CPU tensors can be pinned"),
+        ("pin_memory loader of cuda tensors", "RuntimeError: cannot pin 'CUDAFloatType' only dense CPU tensors can be pinned"),
+        ("pin_memory factory on cuda", "RuntimeError: Only dense CPU tensors can be pinned"),
+        ("pin_memory empty_like of cuda", "RuntimeError: Only dense CPU tensors can be pinned"),
     ],
 )
 def test_each_hand_rule_allows_or_raises_as_cuda_does(hand_rules: dict[str, str], case: str, outcome: str) -> None:
@@ -147,6 +153,7 @@ def test_every_allocation_returns_after_freeing_and_empty_cache() -> None:
     assert run.returncode == 0, run.stderr
     figures = json.loads(run.stdout.strip().splitlines()[-1])
     assert figures["peak"] > 0 and figures["reserved_before_empty"] > 0 and figures["views_share"]
+    assert figures["direct_counted"] and figures["direct_plain"], "SimTensor(elem) is wrap(elem)"
     assert figures["allocated"] == figures["reserved"] == 0
 
 

@@ -14,7 +14,6 @@ storage, once per storage however many tensors share it.
 
 from __future__ import annotations
 
-import functools
 import weakref
 from typing import Any, Callable
 
@@ -24,12 +23,21 @@ from torchlint.runtime_probe.simcuda.allocator import AllocatorConfig, Block, Ca
 from torchlint.runtime_probe.simcuda.state import SIMULATED_ERROR
 
 
+class _Allocation(weakref.ref):  # type: ignore[type-arg]  # a weak reference to an UntypedStorage
+    """A live storage's block: the weak reference to the storage whose death frees it."""
+
+    __slots__ = ("key", "block")
+    key: int
+    block: Block | None
+
+
 class MemoryTracker:
     def __init__(self, config: AllocatorConfig) -> None:
         self.allocator = CachingAllocator(config)
         self.total_memory = config.total_memory
-        # id(storage) -> (its block, the weak reference whose death frees the block).
-        self._live: dict[int, tuple[Block | None, weakref.ref[torch.UntypedStorage]]] = {}
+        # id(storage) -> its allocation.
+        self._live: dict[int, _Allocation] = {}
+        self._on_release = self._released  # bound once: one callback for every allocation
 
     def on_new(self, elem: torch.Tensor) -> None:
         storage = elem.untyped_storage()
@@ -42,12 +50,14 @@ class MemoryTracker:
             error = torch.OutOfMemoryError(str(exc))
             setattr(error, SIMULATED_ERROR, True)
             raise error from None
-        self._live[key] = (block, weakref.ref(storage, functools.partial(self._released, key)))
+        allocation = _Allocation(storage, self._on_release)
+        allocation.key, allocation.block = key, block
+        self._live[key] = allocation
 
-    def _released(self, key: int, ref: weakref.ref[torch.UntypedStorage]) -> None:
-        entry = self._live.pop(key, None)
-        if entry is not None:
-            self.allocator.free(entry[0])
+    def _released(self, allocation: _Allocation) -> None:
+        if self._live.get(allocation.key) is allocation:
+            del self._live[allocation.key]
+            self.allocator.free(allocation.block)
 
     def cuda_api(self) -> dict[str, Callable[..., Any]]:
         """The `torch.cuda` memory functions, answered by the model."""

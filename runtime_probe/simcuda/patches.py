@@ -134,7 +134,12 @@ def _patch_devices() -> None:
         return owner is not None and owner() is not None
 
     def pin_memory(self: torch.Tensor, device: Any = None) -> torch.Tensor:
-        if type(self) is SimTensor or is_pinned(self):
+        if type(self) is SimTensor:
+            # ATen's `_pin_memory` check, in its words (`toString()`: CUDAFloatType); a
+            # DataLoader with `pin_memory=True` over CUDA tensors raises it too.
+            scalar = str(self.type()).rsplit(".", 1)[-1].removesuffix("Tensor")
+            raise RuntimeError(f"cannot pin 'CUDA{scalar}Type' only dense CPU tensors can be pinned")
+        if is_pinned(self):
             return self
         copy = self.clone(memory_format=torch.contiguous_format)
         address = copy.untyped_storage().data_ptr()

@@ -30,6 +30,7 @@ aten = torch.ops.aten
 _Tensor = torch.Tensor
 _disabled_torch_function = torch._C._disabled_torch_function_impl
 _make_wrapper = torch.Tensor._make_wrapper_subclass
+PIN_FACTORY_MESSAGE = "Only dense CPU tensors can be pinned"
 NUMPY_MESSAGE = "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first."
 
 
@@ -40,18 +41,9 @@ class SimTensor(torch.Tensor):
 
     @staticmethod
     def __new__(cls, elem: torch.Tensor) -> SimTensor:
-        wrapper = torch.Tensor._make_wrapper_subclass(
-            cls,
-            elem.size(),
-            strides=elem.stride(),
-            storage_offset=elem.storage_offset(),
-            dtype=elem.dtype,
-            layout=elem.layout,
-            device=INNER,
-            requires_grad=False,
-        )
-        wrapper._elem = elem
-        return wrapper
+        """`SimTensor(elem)` is `wrap(elem)`: one definition, which dispatch calls
+        directly for every result, without this frame."""
+        return wrap(elem)
 
     # What Python code sees.
     @property
@@ -198,12 +190,13 @@ def parse_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[torch.devic
 
 
 def wrap(elem: torch.Tensor) -> SimTensor:
+    """`elem` (a CPU tensor) on the simulated device: a new allocation unless its
+    storage is already there (a view)."""
     if type(elem) is not _Tensor:
         elem = elem.as_subclass(_Tensor)
     tracker = STATE.memory
     if tracker is not None:
         tracker.on_new(elem)
-    # SimTensor.__new__ without its Python frame: this runs for every result.
     wrapper: SimTensor = _make_wrapper(
         SimTensor,
         elem.size(),
@@ -321,30 +314,34 @@ def _check_convolution(args: tuple[Any, ...]) -> RuntimeError | None:
     return None
 
 
-def _unwrap_args(values: Any, flags: list[bool]) -> list[Any]:
-    """Unwrap one level of arguments (tensors, lists of tensors); flags = [simulated, cpu]."""
-    out = []
-    for value in values:
+def _unwrap_list(value: list[Any] | tuple[Any, ...], flags: list[bool]) -> list[Any] | tuple[Any, ...]:
+    """A list of tensors (`Tensor[]`, `Tensor?[]`) with its simulated ones unwrapped;
+    flags = [simulated, cpu]."""
+    inner = []
+    for x in value:
+        if type(x) is SimTensor:
+            flags[0] = True
+            inner.append(x._elem)
+        else:
+            if isinstance(x, _Tensor) and x.device.type == "cpu":
+                flags[1] = True
+            inner.append(x)
+    return tuple(inner) if type(value) is tuple else inner
+
+
+def _unwrap(values: list[Any] | dict[str, Any], where: tuple[Any, ...], flags: list[bool]) -> None:
+    """Unwrap, in place, the entries of `values` at `where` (the indices or keys of the
+    operator's tensor arguments); flags = [simulated, cpu]."""
+    for i in where:
+        value = values[i]
         kind = type(value)
         if kind is SimTensor:
             flags[0] = True
-            out.append(value._elem)
-        elif (kind is list or kind is tuple) and value and any(isinstance(x, _Tensor) for x in value):
-            inner = []
-            for x in value:
-                if type(x) is SimTensor:
-                    flags[0] = True
-                    inner.append(x._elem)
-                else:
-                    if isinstance(x, _Tensor) and x.device.type == "cpu":
-                        flags[1] = True
-                    inner.append(x)
-            out.append(tuple(inner) if kind is tuple else inner)
-        else:
-            if isinstance(value, _Tensor) and value.device.type == "cpu":
-                flags[1] = True
-            out.append(value)
-    return out
+            values[i] = value._elem
+        elif kind is list or kind is tuple:
+            values[i] = _unwrap_list(value, flags)
+        elif isinstance(value, _Tensor) and value.device.type == "cpu":
+            flags[1] = True
 
 
 class OpInfo(NamedTuple):
@@ -357,6 +354,11 @@ class OpInfo(NamedTuple):
     host_waits: bool
     # Per return: the (index, name) of the input it writes to (in-place, out=), if any.
     aliases: tuple[tuple[int, str] | None, ...]
+    # The positions and the names of the arguments that can hold tensors (`Tensor`,
+    # `Tensor?`, `Tensor[]`): the only ones unwrapped and checked; sizes, scalars and
+    # dtypes are passed on untouched.
+    tensor_positions: tuple[int, ...]
+    tensor_names: frozenset[str]
 
 
 def _op_info(func: Any) -> OpInfo:
@@ -371,7 +373,15 @@ def _op_info(func: Any) -> OpInfo:
                     target = (i, argument.name)
                     break
         aliases.append(target)
-    return OpInfo(func, EMULATED.get(func) or func._op, func in SYNC_OPS, tuple(aliases))
+    tensors = [(i, argument) for i, argument in enumerate(schema.arguments) if "Tensor" in str(argument.type)]
+    return OpInfo(
+        func,
+        EMULATED.get(func) or func._op,
+        func in SYNC_OPS,
+        tuple(aliases),
+        tuple(i for i, argument in tensors if not argument.kwarg_only),
+        frozenset(argument.name for _, argument in tensors),
+    )
 
 
 # id(OpOverload) -> its OpInfo: an id is hashed in C, an OpOverload's __hash__ in Python.
@@ -384,9 +394,14 @@ def dispatch(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if info is None or info.op is not func:
         info = _OPS[id(func)] = _op_info(func)
     flags = [False, False]
-    inner_args = _unwrap_args(args, flags)
+    inner_args = list(args)
+    positions = info.tensor_positions
+    if positions and positions[-1] >= len(args):
+        positions = tuple(i for i in positions if i < len(args))  # trailing defaults left out
+    _unwrap(inner_args, positions, flags)
     if kwargs:
-        inner_kwargs = dict(zip(kwargs, _unwrap_args(kwargs.values(), flags)))
+        inner_kwargs = dict(kwargs)
+        _unwrap(inner_kwargs, tuple(info.tensor_names.intersection(kwargs)), flags)
         target = inner_kwargs.get("device")
         if target is not None:
             to_device = target.type in ("cuda", NAME)
@@ -395,7 +410,9 @@ def dispatch(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         else:
             to_device = flags[0]
         if inner_kwargs.get("pin_memory"):
-            inner_kwargs["pin_memory"] = False
+            if to_device:
+                raise RuntimeError(PIN_FACTORY_MESSAGE)  # `empty_cuda`'s check
+            inner_kwargs["pin_memory"] = False  # the CPU build has no pinned allocator
     else:
         inner_kwargs = kwargs
         to_device = flags[0]

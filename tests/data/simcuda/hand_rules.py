@@ -65,6 +65,23 @@ def pinned_loader_batches():
             assert x.is_pinned() is pin and y.is_pinned() is pin, f"pin_memory={pin}"
 
 
+def cuda_loader_batches():
+    data = torch.utils.data.TensorDataset(torch.randn(8, 2, device="cuda"), torch.arange(8, device="cuda"))
+    for x, y in torch.utils.data.DataLoader(data, batch_size=4, pin_memory=True):
+        pass
+
+
+def cuda_not_pinned():
+    assert not cuda.is_pinned() and not cuda.half().is_pinned(), "cuda pinned"
+
+
 case("pin_memory copy", pinned_copy)
 case("pin_memory loader", pinned_loader_batches)
+# ... and CUDA tensors cannot be pinned: `_pin_memory` and `empty_cuda` refuse them
+case("is_pinned on cuda", cuda_not_pinned)
+case("pin_memory on cuda", lambda: cuda.pin_memory())
+case("pin_memory on cuda bf16", lambda: cuda.bfloat16().pin_memory())
+case("pin_memory loader of cuda tensors", cuda_loader_batches)
+case("pin_memory factory on cuda", lambda: torch.zeros(3, device="cuda", pin_memory=True))
+case("pin_memory empty_like of cuda", lambda: torch.empty_like(cuda, pin_memory=True))
 print(json.dumps(outcomes))

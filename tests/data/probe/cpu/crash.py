@@ -9,4 +9,4 @@ for step in range(100):
     model(torch.randn(4, 8)).sum().backward()
     optimizer.step()
     if step == 1:
-        raise ValueError("the data ran out")
+        raise ValueError("the data ran out")  # line: raise
