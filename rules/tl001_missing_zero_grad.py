@@ -57,12 +57,35 @@ class MissingZeroGrad(Rule):
     CODE = "TL001"
     NAME = "missing-zero-grad"
     SUMMARY = "Training loop steps the optimizer but never clears gradients"
-    # Or "opt" instead of "backward": a helper of another module, given the optimizer, may
-    # run the backward pass.
-    TRIGGERS = (("step(",), ("backward", "opt"))
+    # Or "opt" instead of "step(" and "backward": a helper of another module, given the
+    # optimizer (`train_one_batch(model, optimizer, x)`), may run both.
+    TRIGGERS = (("step(", "opt"), ("backward", "opt"))
     CONFIRMED_BY = ("TL102",)
 
     VALID = [
+        """
+        import functools
+
+        def step(net, opt, batch):
+            opt.zero_grad()
+            net(batch).mean().backward()
+            opt.step()
+
+        def make_update(net, opt):
+            def update(batch):
+                opt.zero_grad()
+                net(batch).mean().backward()
+                opt.step()
+            return update
+
+        def fit(net, opt, loader):
+            run = functools.partial(step, net, opt)
+            for batch in loader:
+                run(batch)
+            update = make_update(net, opt)
+            for batch in loader:
+                update(batch)
+        """,
         # The helper clears when asked, and its call asks.
         """
         class Learner:
@@ -325,6 +348,31 @@ class MissingZeroGrad(Rule):
     ]
 
     INVALID = [
+        # A step function the loop runs through `functools.partial`, or as the closure a
+        # factory returns: neither clears.
+        """
+        import functools
+
+        def step(net, opt, batch):
+            net(batch).mean().backward()
+            opt.step()  # expect: TL001
+
+        def make_update(net, opt):
+            def update(batch):
+                net(batch).mean().backward()
+                opt.step()  # expect: TL001
+            return update
+
+        def fit(net, opt, loader):
+            run = functools.partial(step, net, opt)
+            for batch in loader:
+                run(batch)
+
+        def fit_closure(net, opt, loader):
+            update = make_update(net, opt)
+            for batch in loader:
+                update(batch)
+        """,
         # The helper clears only when asked, and its only call does not ask.
         """
         class Learner:

@@ -752,3 +752,41 @@ def test_functions_are_looked_up_where_python_would() -> None:
     assert funcs.resolve(calls_named(ctx, "fn")[0]) == []
     second = next(f for f in an.index(ctx).nodes(cst.FunctionDef) if f.name.value == "second")
     assert {f.name.value for f in funcs.reachable(second)} == {"second", "fn_base", "helper"}
+
+
+def test_names_that_hold_a_partial_or_a_factorys_closure_reach_the_function() -> None:
+    ctx = context(
+        """
+        import functools
+
+        def step(model, opt, batch):
+            opt.step()
+
+        def make_update(model, opt):
+            def update(batch):
+                opt.step()
+            def unused():
+                pass
+            return update
+
+        def fit(model, opt, loader):
+            run = functools.partial(step, model, opt)
+            update = make_update(model, opt)
+            for batch in loader:
+                run(batch)
+                update(batch)
+
+        def other(batch):
+            update(batch)
+        """
+    )
+    funcs = an.functions(ctx)
+    fit = next(f for f in an.index(ctx).nodes(cst.FunctionDef) if f.name.value == "fit")
+    other = next(f for f in an.index(ctx).nodes(cst.FunctionDef) if f.name.value == "other")
+    loop = an.index(ctx).nodes(cst.For)[0]
+    reached = {f.name.value for f in funcs.reachable(loop.body) if isinstance(f, cst.FunctionDef)}
+    assert reached == {"step", "update"}
+    # `update` is assigned in `fit`: a use in another function holds nothing known.
+    assert [f.name.value for f in funcs.reachable(other)] == ["other"]
+    update = calls_named(ctx, "update")[0]
+    assert [f.name.value for f in funcs.made_by_factory(update.func)] == ["update"]
