@@ -14,7 +14,9 @@ class MissingZeroGrad(Rule):
     Finds training loops that run a backward pass and an optimizer step but never clear
     the gradients in that same loop: no `optimizer.zero_grad()`, `model.zero_grad()`,
     `p.grad = None` or `p.grad.zero_()`, directly or in a helper of the same module that
-    the loop calls. A `zero_grad()` that runs only outside the stepping loop (once per
+    the loop calls (by name, through `functools.partial`, or as the closure a factory
+    returns), or in a helper of another module of the project that the loop gives the
+    optimizer (`train_one_batch(model, optimizer, x, y)`). A `zero_grad()` that runs only outside the stepping loop (once per
     epoch for many steps) is reported too.
 
     ## Why is this bad?

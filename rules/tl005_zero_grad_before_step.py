@@ -266,6 +266,15 @@ class ZeroGradBeforeStep(Rule):
     ]
 
     INVALID = [
+        # The clear goes through another name for the stepped optimizer.
+        """
+        def fit(model, loader, opt):
+            o = opt
+            for x, y in loader:
+                model(x, y).backward()
+                o.zero_grad()  # expect: TL005
+                opt.step()
+        """,
         # Accelerate holds back the prepared optimizer's step and zero_grad, not the model's
         """
         for batch in loader:

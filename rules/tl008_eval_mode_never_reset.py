@@ -13,8 +13,9 @@ class EvalModeNeverReset(Rule):
     """
     ## What it does
     Finds training loops (epoch loops, or batch loops with periodic validation) that put the
-    model in evaluation mode with `model.eval()`, directly or through a local `evaluate()` /
-    `validate()` helper, but never call `model.train()` (or `model.train(True)`) again before
+    model in evaluation mode with `model.eval()`, directly, through a local `evaluate()` /
+    `validate()` helper, or through a function of another module of the project that is
+    given the model and leaves it in eval mode, but never call `model.train()` (or `model.train(True)`) again before
     the next training step of the same model. The finding points at the loop, where
     `model.train()` belongs.
 
