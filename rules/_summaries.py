@@ -779,6 +779,20 @@ def modes_left(ctx: FileContext, call: cst.Call) -> list[tuple[cst.BaseExpressio
     ]
 
 
+def evaluates_in_train_mode(ctx: FileContext, call: cst.Call) -> list[cst.BaseExpression]:
+    """The arguments that a call of a project evaluation function (named like one:
+    `evaluate(model, loader)`) runs under `no_grad()` / `inference_mode()` without ever
+    switching their mode (nor any mode, through the functions it calls)."""
+    entry = entry_for(ctx, call.func)
+    if entry is None or entry.kind != "function" or not an.name_says_evaluation(entry.name.rpartition(".")[2].lstrip(":")):
+        return []
+    done = effects(ctx, entry)
+    if not {"grad_free", "enters_grad_free"} & done or {"sets_eval", "sets_train", "backward"} & done:
+        return []
+    bound = _bound_arguments(entry.data.get("params", []), call)
+    return [bound[param] for param in entry.data.get("runs", ()) if param in bound]
+
+
 def builds_frozen(ctx: FileContext, call: cst.Call) -> bool:
     """A call of a project class whose constructor freezes all its parameters
     (`self.requires_grad_(False)`, also through a method it calls): its instances build no

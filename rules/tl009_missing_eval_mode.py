@@ -7,6 +7,7 @@ import libcst as cst
 from torchlint.finding import Severity
 from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
 from torchlint.rules import _analysis as an
+from torchlint.rules import _summaries as sm
 
 class MissingEvalMode(Rule):
     """
@@ -17,8 +18,11 @@ class MissingEvalMode(Rule):
     evaluation mode, while the same file trains that model and no caller of the function
     calls `model.eval()` before it. Also finds the same evaluation written inline: a
     gradient-free loop over validation or test data inside a training loop that never calls
-    `model.eval()`. The finding points at the function (or the evaluation block), where
-    `model.eval()` belongs.
+    `model.eval()`. And a call of another module's evaluation function that runs the model
+    without gradients and never switches its mode, where the calling code trains the model
+    and has not called `model.eval()` before it. The finding points at the function (the
+    evaluation block, or the call of the other module's function), where `model.eval()`
+    belongs.
 
     ## Why is this bad?
     `no_grad()` only turns off gradient tracking; it does not change how layers behave.
@@ -683,6 +687,9 @@ class MissingEvalMode(Rule):
             if id(evaluation) not in reported:  # a validation loop inside nested training loops
                 reported.add(id(evaluation))
                 yield self.report(evaluation, finder.inline_message(loop, call), finder.inline_fix(evaluation, call))
+        for call, model in finder.project_evaluations():
+            if not an.mode_free(ctx, an.model_key(model)):
+                yield self.report(call, finder.project_message(call, model))
 
 
 def _evaluation_name(name: str, test_file: bool) -> bool:
@@ -769,6 +776,31 @@ class _Finder:
             if an.looks_like_model(key) and key in self.trained:
                 return call
         return None
+
+    # -- an evaluation function of another module ----------------------------------------
+
+    def project_evaluations(self) -> Iterator[tuple[cst.Call, cst.BaseExpression]]:
+        """Calls of another module's evaluation function that runs a model trained here without
+        gradients and never switches its mode, where the calling code has not switched it."""
+        for call in self.idx.nodes(cst.Call):
+            caller = self.idx.scope(call)
+            if isinstance(caller, cst.FunctionDef) and _evaluation_name(caller.name.value, False):
+                continue  # its own callers may switch
+            for model in sm.evaluates_in_train_mode(self.ctx, call):
+                key = an.model_key(model)
+                if key in self.trained and an.looks_like_model(key) and not self.switches.eval_before(call, caller):
+                    yield call, model
+                    break
+
+    def project_message(self, call: cst.Call, model_expr: cst.BaseExpression) -> str:
+        code = self.ctx.module.code_for_node
+        model, helper = code(model_expr), code(call.func)
+        return (
+            f"`{helper}()` runs `{model}` without gradients but never calls `{model}.eval()`, and neither "
+            f"does this code before calling it: dropout stays active and batch-norm uses batch statistics "
+            f"during evaluation; call `{model}.eval()` before `{helper}()` (or at its start) and "
+            f"`{model}.train()` before training resumes"
+        )
 
     # -- reporting ---------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 import torch
 import torch.nn.functional as F
 
-from trainkit.evaluation import evaluate, evaluate_and_restore
+from trainkit.evaluation import evaluate, evaluate_and_restore, validate
 from trainkit.steps import train_epoch, train_one_batch_cleared
 
 model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Dropout(0.1), torch.nn.Linear(8, 1))
@@ -26,3 +26,12 @@ for epoch in range(3):
         F.mse_loss(model(x), y).backward()
         optimizer.step()
     evaluate(model, loader)
+
+for epoch in range(3):
+    model.train()
+    for x, y in loader:
+        optimizer.zero_grad()
+        F.mse_loss(model(x), y).backward()
+        optimizer.step()
+    model.eval()
+    validate(model, loader)

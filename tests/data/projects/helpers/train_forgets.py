@@ -1,7 +1,7 @@
 import torch
 import torch.nn.functional as F
 
-from trainkit.evaluation import evaluate
+from trainkit.evaluation import evaluate, validate
 from trainkit.steps import train_one_batch
 
 model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Dropout(0.1), torch.nn.Linear(8, 1))
@@ -19,3 +19,12 @@ for epoch in range(3):
         F.mse_loss(model(x), y).backward()
         optimizer.step()
     evaluate(model, loader)
+
+# validate() runs the model under no_grad() but in train mode.
+for epoch in range(3):
+    model.train()
+    for x, y in loader:
+        optimizer.zero_grad()
+        F.mse_loss(model(x), y).backward()
+        optimizer.step()
+    validate(model, loader)
