@@ -16,7 +16,9 @@ class MissingZeroGrad(Rule):
     `p.grad = None` or `p.grad.zero_()`, directly or in a helper of the same module that
     the loop calls (by name, through `functools.partial`, or as the closure a factory
     returns), or in a helper of another module of the project that the loop gives the
-    optimizer (`train_one_batch(model, optimizer, x, y)`). A `zero_grad()` that runs only outside the stepping loop (once per
+    optimizer (`train_one_batch(model, optimizer, x, y)`); also a step in a function that a
+    framework runs once per batch (a Lightning `training_step` under manual optimization,
+    the update function of an ignite `Engine`) that clears nothing. A `zero_grad()` that runs only outside the stepping loop (once per
     epoch for many steps) is reported too.
 
     ## Why is this bad?
@@ -65,6 +67,17 @@ class MissingZeroGrad(Rule):
     CONFIRMED_BY = ("TL102",)
 
     VALID = [
+        """
+        from ignite.engine import Engine
+
+        def create_trainer(model, optimizer, loss_fn):
+            def update(engine, batch):
+                optimizer.zero_grad()
+                x, y = batch
+                loss_fn(model(x), y).backward()
+                optimizer.step()
+            return Engine(update)
+        """,
         """
         import functools
 
@@ -350,6 +363,17 @@ class MissingZeroGrad(Rule):
     ]
 
     INVALID = [
+        # ignite runs the update function once per batch.
+        """
+        from ignite.engine import Engine
+
+        def create_trainer(model, optimizer, loss_fn):
+            def update(engine, batch):
+                x, y = batch
+                loss_fn(model(x), y).backward()
+                optimizer.step()  # expect: TL001
+            return Engine(update)
+        """,
         # A step function the loop runs through `functools.partial`, or as the closure a
         # factory returns: neither clears.
         """
@@ -599,8 +623,9 @@ class MissingZeroGrad(Rule):
 
     def _framework_steps(self, ctx: FileContext, train: an.Training, funcs: an.Functions) -> Iterator[Report]:
         """Steps in a function that a framework runs once per batch (Lightning's manual
-        optimization), with no clear of their gradients in it."""
-        for func in an.framework_iterations(ctx):
+        optimization, an ignite `Engine`'s update function), with no clear of their gradients in it."""
+        for iteration in an.framework_iterations(ctx):
+            func = iteration.func
             if not train.events_in(train.backward, func, funcs):
                 continue
             clears = train.events_in(train.clears, func, funcs)
@@ -610,8 +635,8 @@ class MissingZeroGrad(Rule):
                 optimizer = ctx.module.code_for_node(train.optimizer_of(step))
                 yield self.report(
                     step,
-                    f"`{ctx.module.code_for_node(step)}` runs in `{func.name.value}`, which Lightning runs "
-                    f"once per batch under manual optimization, but its gradients are never cleared: they "
+                    f"`{ctx.module.code_for_node(step)}` runs in `{func.name.value}`, which {iteration.runner} runs "
+                    f"once per batch{' under manual optimization' if iteration.runner == 'Lightning' else ''}, but its gradients are never cleared: they "
                     f"accumulate across batches; call `{optimizer}.zero_grad()` in `{func.name.value}`",
                 )
 

@@ -348,7 +348,25 @@ class TestTraining:
             """
         )
         found = an.framework_iterations(ctx)
-        assert [an.functions(ctx).enclosing_class(f).name.value for f in found] == ["Manual"]  # type: ignore[union-attr]
+        assert [an.functions(ctx).enclosing_class(f.func).name.value for f in found] == ["Manual"]  # type: ignore[union-attr]
+        assert [f.runner for f in found] == ["Lightning"]
+
+    def test_framework_iterations_include_the_function_an_ignite_engine_runs(self) -> None:
+        ctx = context(
+            """
+            from ignite.engine import Engine
+            def make(model, optimizer):
+                def update(engine, batch):
+                    pass
+                def log(engine):
+                    pass
+                trainer = Engine(update)
+                trainer.add_event_handler("EPOCH_COMPLETED", log)
+                return trainer
+            """
+        )
+        found = an.framework_iterations(ctx)
+        assert [(f.func.name.value, f.runner) for f in found] == [("update", "ignite's `Engine`")]
 
     def test_unwrap_iterable(self) -> None:
         expr = cst.parse_expression("enumerate(tqdm(train_loader), 1)")

@@ -297,26 +297,47 @@ def _build_graph_replays(ctx: FileContext) -> list[cst.Call]:
     ]
 
 
-def framework_iterations(ctx: FileContext) -> list[cst.FunctionDef]:
+# Framework classes built with the function they run once per batch: `Engine(update)`.
+ITERATION_ENGINES = {"ignite.engine.Engine": "ignite's `Engine`", "ignite.engine.engine.Engine": "ignite's `Engine`"}
+
+
+@dataclass(frozen=True)
+class FrameworkIteration:
+    """A function that a framework runs once per training iteration, and who runs it."""
+
+    func: cst.FunctionDef
+    runner: str  # "Lightning", "ignite's `Engine`"
+
+
+def framework_iterations(ctx: FileContext) -> list[FrameworkIteration]:
     """Functions that a framework runs once per training iteration, so that their body is a
     loop body though no loop is in sight: a LightningModule's `training_step` under manual
-    optimization (`self.automatic_optimization = False` in its class)."""
+    optimization (`self.automatic_optimization = False` in its class), and the local
+    function an ignite `Engine(update)` is built with."""
     return ctx.analysis(_build_framework_iterations)
 
 
-def _build_framework_iterations(ctx: FileContext) -> list[cst.FunctionDef]:
-    if "automatic_optimization" not in ctx.source:
-        return []
+def _build_framework_iterations(ctx: FileContext) -> list[FrameworkIteration]:
     idx = index(ctx)
     funcs = functions(ctx)
+    found: list[FrameworkIteration] = []
+    if "ignite" in ctx.source:
+        imps = imports(ctx)
+        for call in idx.nodes(cst.Call):
+            runner = ITERATION_ENGINES.get(imps.callee(call) or "")
+            args = positional(call)
+            if runner is not None and args and isinstance(args[0].value, cst.Name):
+                found.extend(FrameworkIteration(f, runner) for f in funcs.visible(args[0].value.value, call))
+    if "automatic_optimization" not in ctx.source:
+        return found
     manual: set[int] = set()
     for assign in idx.nodes(cst.Assign):
         if dotted(assign.targets[0].target) == "self.automatic_optimization" and is_false(assign.value):
             owner = idx.enclosing(assign, (cst.ClassDef,))
             if owner is not None:
                 manual.add(id(owner))
-    return [
-        func
+    return found + [
+        FrameworkIteration(func, "Lightning")
         for func in funcs.by_name.get("training_step", [])
         if (owner := funcs.enclosing_class(func)) is not None and id(owner) in manual
     ]
