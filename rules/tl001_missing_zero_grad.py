@@ -68,6 +68,15 @@ class MissingZeroGrad(Rule):
 
     VALID = [
         """
+        def fit(net, head, loader, opts):
+            for x, y in loader:
+                for o in opts:
+                    o.zero_grad()
+                head(net(x)).sum().backward()
+                for o in opts:
+                    o.step()
+        """,
+        """
         from ignite.engine import Engine
 
         def create_trainer(model, optimizer, loss_fn):
@@ -363,6 +372,14 @@ class MissingZeroGrad(Rule):
     ]
 
     INVALID = [
+        # Each optimizer of a tuple steps; none is cleared.
+        """
+        def fit(net, head, loader, opts):
+            for x, y in loader:
+                head(net(x)).sum().backward()
+                for o in opts:
+                    o.step()  # expect: TL001
+        """,
         # ignite runs the update function once per batch.
         """
         from ignite.engine import Engine

@@ -351,6 +351,35 @@ class TestTraining:
         assert [an.functions(ctx).enclosing_class(f.func).name.value for f in found] == ["Manual"]  # type: ignore[union-attr]
         assert [f.runner for f in found] == ["Lightning"]
 
+    def test_each_item_of_a_collection_of_optimizers_is_an_optimizer(self) -> None:
+        ctx = context(
+            """
+            for x in loader:
+                model(x).backward()
+                for opt in optimizers:
+                    opt.step()
+                for o in self.optims:
+                    o.step()
+                for env in envs:
+                    env.step()
+            """
+        )
+        assert [code(ctx, s) for s in an.training(ctx).steps] == ["opt.step()", "o.step()"]
+
+    def test_a_call_of_the_modules_own_backward_wrapper_is_not_a_backward_pass(self) -> None:
+        ctx = context(
+            """
+            class Trainer:
+                def backward(self, loss):
+                    self.scaler.scale(loss).backward()
+                def fit(self, loss):
+                    self.backward(loss)
+                    self.engine.backward(loss)
+            """
+        )
+        found = [code(ctx, c) for c in an.training(ctx).backward]
+        assert found == ["self.scaler.scale(loss).backward()", "self.engine.backward(loss)"]
+
     def test_framework_iterations_include_the_function_an_ignite_engine_runs(self) -> None:
         ctx = context(
             """

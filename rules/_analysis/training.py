@@ -109,6 +109,11 @@ def _bound_optimizers(idx: Index, imps: Imports) -> dict[str, str | None]:
     optimizer factories, and `*.prepare(...)` / `deepspeed.initialize(...)` results; each
     mapped to the model whose `.parameters()` it optimizes, when the code shows it."""
     bound: dict[str, str | None] = {}
+    for loop in idx.nodes(cst.For):
+        # `for opt in optimizers: opt.step()`: each item of a collection of optimizers.
+        iterated = last_name(loop.iter)
+        if isinstance(loop.target, cst.Name) and iterated is not None and name_says_optimizer(iterated):
+            bound[loop.target.value] = None
     for assign in idx.nodes(cst.Assign):
         value = assign.value
         if not isinstance(value, cst.Call):
@@ -173,6 +178,11 @@ def _build_training(ctx: FileContext) -> Training:
     }
     calls = idx.nodes(cst.Call)
     backward = [call for call in calls if (method_name(call) or callee_name(call)) in ("backward", "manual_backward")]
+    # A call of the module's own `backward()` wrapper (`self.backward(loss)`) is not itself
+    # the backward pass: the one in the wrapper's body is, in its place among the clears.
+    funcs = functions(ctx)
+    wrappers = {id(call) for call in backward for f in funcs.resolve(call) if _backpropagates_itself(idx, f)}
+    backward = [call for call in backward if id(call) not in wrappers]
     engines = _engines(backward)
     steps: list[cst.Call] = []
     stepped: dict[int, cst.BaseExpression] = {}
@@ -204,6 +214,13 @@ def _build_training(ctx: FileContext) -> Training:
             clears.append(delete)
     clears.sort(key=idx.order)
     return Training(idx, backward, steps, clears, stepped, optimizers)
+
+
+def _backpropagates_itself(idx: Index, func: cst.FunctionDef) -> bool:
+    return any(
+        (method_name(call) or callee_name(call)) in ("backward", "manual_backward") and idx.scope(call) is func
+        for call in idx.within(func, cst.Call)
+    )
 
 
 def _engines(backward: list[cst.Call]) -> set[str]:
