@@ -4,7 +4,7 @@ Answers "what does this function of another module do that a rule cares about?" 
 parsing that module again: `summarize(tree)` turns one module into plain JSON data,
 computed once per file content and cached (`torchlint.project` resolves imports to
 modules and records which summary entries a check used); the queries at the end
-(`call_effects`, `class_mode_free`, ...) are what rules ask. The checked file's own
+(`call_effects`, `class_mode_free`, `modes_left`, ...) are what rules ask. The checked file's own
 definitions are read from its own summary (`own_summary`, `local_entry`), so that one
 definition (which layers make train/eval mode matter) decides for this file's classes and
 for other modules' alike.
@@ -767,6 +767,35 @@ def runs_with_gradients(ctx: FileContext, call: cst.Call, key: str) -> bool:
         return False
     bound = _bound_arguments(data.get("params", []), call)
     return any(an.dotted(bound[param]) == key for param in data.get("runs", ()) if param in bound)
+
+
+def modes_left(ctx: FileContext, call: cst.Call) -> list[tuple[cst.BaseExpression, str]]:
+    """The arguments that a call of a project function leaves in another mode, each with
+    the mode its last switch in that function sets: "eval" (`evaluate(model, loader)` that
+    calls `model.eval()`), "train", or "either" (`model.train(flag)`)."""
+    entry = entry_for(ctx, call.func)
+    if entry is None or entry.kind != "function":
+        return []
+    bound = _bound_arguments(entry.data.get("params", []), call)
+    return [
+        (bound[param], mode if mode in ("eval", "train") else "either")
+        for param, mode in entry.data.get("mode_params", {}).items()
+        if param in bound
+    ]
+
+
+def evaluates_in_train_mode(ctx: FileContext, call: cst.Call) -> list[cst.BaseExpression]:
+    """The arguments that a call of a project evaluation function (named like one:
+    `evaluate(model, loader)`) runs under `no_grad()` / `inference_mode()` without ever
+    switching their mode (nor any mode, through the functions it calls)."""
+    entry = entry_for(ctx, call.func)
+    if entry is None or entry.kind != "function" or not an.name_says_evaluation(entry.name.rpartition(".")[2].lstrip(":")):
+        return []
+    done = effects(ctx, entry)
+    if not {"grad_free", "enters_grad_free"} & done or {"sets_eval", "sets_train", "backward"} & done:
+        return []
+    bound = _bound_arguments(entry.data.get("params", []), call)
+    return [bound[param] for param in entry.data.get("runs", ()) if param in bound]
 
 
 def builds_frozen(ctx: FileContext, call: cst.Call) -> bool:

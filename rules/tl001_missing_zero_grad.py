@@ -14,7 +14,11 @@ class MissingZeroGrad(Rule):
     Finds training loops that run a backward pass and an optimizer step but never clear
     the gradients in that same loop: no `optimizer.zero_grad()`, `model.zero_grad()`,
     `p.grad = None` or `p.grad.zero_()`, directly or in a helper of the same module that
-    the loop calls. A `zero_grad()` that runs only outside the stepping loop (once per
+    the loop calls (by name, through `functools.partial`, or as the closure a factory
+    returns), or in a helper of another module of the project that the loop gives the
+    optimizer (`train_one_batch(model, optimizer, x, y)`); also a step in a function that a
+    framework runs once per batch (a Lightning `training_step` under manual optimization,
+    the update function of an ignite `Engine`) that clears nothing. A `zero_grad()` that runs only outside the stepping loop (once per
     epoch for many steps) is reported too.
 
     ## Why is this bad?
@@ -57,12 +61,55 @@ class MissingZeroGrad(Rule):
     CODE = "TL001"
     NAME = "missing-zero-grad"
     SUMMARY = "Training loop steps the optimizer but never clears gradients"
-    # Or "opt" instead of "backward": a helper of another module, given the optimizer, may
-    # run the backward pass.
-    TRIGGERS = (("step(",), ("backward", "opt"))
+    # Or "opt" instead of "step(" and "backward": a helper of another module, given the
+    # optimizer (`train_one_batch(model, optimizer, x)`), may run both.
+    TRIGGERS = (("step(", "opt"), ("backward", "opt"))
     CONFIRMED_BY = ("TL102",)
 
     VALID = [
+        """
+        def fit(net, head, loader, opts):
+            for x, y in loader:
+                for o in opts:
+                    o.zero_grad()
+                head(net(x)).sum().backward()
+                for o in opts:
+                    o.step()
+        """,
+        """
+        from ignite.engine import Engine
+
+        def create_trainer(model, optimizer, loss_fn):
+            def update(engine, batch):
+                optimizer.zero_grad()
+                x, y = batch
+                loss_fn(model(x), y).backward()
+                optimizer.step()
+            return Engine(update)
+        """,
+        """
+        import functools
+
+        def step(net, opt, batch):
+            opt.zero_grad()
+            net(batch).mean().backward()
+            opt.step()
+
+        def make_update(net, opt):
+            def update(batch):
+                opt.zero_grad()
+                net(batch).mean().backward()
+                opt.step()
+            return update
+
+        def fit(net, opt, loader):
+            run = functools.partial(step, net, opt)
+            for batch in loader:
+                run(batch)
+            update = make_update(net, opt)
+            for batch in loader:
+                update(batch)
+        """,
         # The helper clears when asked, and its call asks.
         """
         class Learner:
@@ -325,6 +372,50 @@ class MissingZeroGrad(Rule):
     ]
 
     INVALID = [
+        # Each optimizer of a tuple steps; none is cleared.
+        """
+        def fit(net, head, loader, opts):
+            for x, y in loader:
+                head(net(x)).sum().backward()
+                for o in opts:
+                    o.step()  # expect: TL001
+        """,
+        # ignite runs the update function once per batch.
+        """
+        from ignite.engine import Engine
+
+        def create_trainer(model, optimizer, loss_fn):
+            def update(engine, batch):
+                x, y = batch
+                loss_fn(model(x), y).backward()
+                optimizer.step()  # expect: TL001
+            return Engine(update)
+        """,
+        # A step function the loop runs through `functools.partial`, or as the closure a
+        # factory returns: neither clears.
+        """
+        import functools
+
+        def step(net, opt, batch):
+            net(batch).mean().backward()
+            opt.step()  # expect: TL001
+
+        def make_update(net, opt):
+            def update(batch):
+                net(batch).mean().backward()
+                opt.step()  # expect: TL001
+            return update
+
+        def fit(net, opt, loader):
+            run = functools.partial(step, net, opt)
+            for batch in loader:
+                run(batch)
+
+        def fit_closure(net, opt, loader):
+            update = make_update(net, opt)
+            for batch in loader:
+                update(batch)
+        """,
         # The helper clears only when asked, and its only call does not ask.
         """
         class Learner:
@@ -549,8 +640,9 @@ class MissingZeroGrad(Rule):
 
     def _framework_steps(self, ctx: FileContext, train: an.Training, funcs: an.Functions) -> Iterator[Report]:
         """Steps in a function that a framework runs once per batch (Lightning's manual
-        optimization), with no clear of their gradients in it."""
-        for func in an.framework_iterations(ctx):
+        optimization, an ignite `Engine`'s update function), with no clear of their gradients in it."""
+        for iteration in an.framework_iterations(ctx):
+            func = iteration.func
             if not train.events_in(train.backward, func, funcs):
                 continue
             clears = train.events_in(train.clears, func, funcs)
@@ -560,8 +652,8 @@ class MissingZeroGrad(Rule):
                 optimizer = ctx.module.code_for_node(train.optimizer_of(step))
                 yield self.report(
                     step,
-                    f"`{ctx.module.code_for_node(step)}` runs in `{func.name.value}`, which Lightning runs "
-                    f"once per batch under manual optimization, but its gradients are never cleared: they "
+                    f"`{ctx.module.code_for_node(step)}` runs in `{func.name.value}`, which {iteration.runner} runs "
+                    f"once per batch{' under manual optimization' if iteration.runner == 'Lightning' else ''}, but its gradients are never cleared: they "
                     f"accumulate across batches; call `{optimizer}.zero_grad()` in `{func.name.value}`",
                 )
 

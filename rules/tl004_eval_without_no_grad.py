@@ -81,7 +81,8 @@ class EvalWithoutNoGrad(Rule):
     teacher or target network (`teacher.requires_grad_(False)`, `p.requires_grad =
     False` over its parameters, `model.freeze()`, or a class whose constructor freezes
     its own parameters, in this module or another of the project), a function that back-propagates or steps an optimizer
-    after the `eval()` (eval-mode training, e.g. frozen batch norm) or asks for input
+    after the `eval()` (eval-mode training, e.g. frozen batch norm; not training that a
+    `return` of the block holding the `eval()` keeps from following it) or asks for input
     gradients (`x.requires_grad_()`), `torch.jit.trace` / `torch.onnx.export` /
     `torch.compile` / `torch.export` of the model, `model.generate(...)`, a method of
     the model decorated with `no_grad` (in this module or another of the project), a dummy
@@ -443,6 +444,19 @@ class EvalWithoutNoGrad(Rule):
         """,
     )
     INVALID = (
+        # Evaluation on one branch only, which returns before the training below.
+        """
+        def main(args, model, loader, optimizer):
+            if args.eval_only:
+                model.eval()
+                for x, y in loader:
+                    print(model(x).argmax(1))  # expect: TL004
+                return
+            for x, y in loader:
+                optimizer.zero_grad()
+                model(x, y).backward()
+                optimizer.step()
+        """,
         # a buffer-only module fed the output of a trainable encoder: the graph reaches its weights
         """
         import torch
@@ -739,7 +753,7 @@ class EvalWithoutNoGrad(Rule):
                     continue
                 if evals.runs_parameter_free(call, key):
                     continue
-                if evals.wants_gradients(scope, event.order):
+                if evals.wants_gradients(scope, event.order, event.call):
                     continue
                 if evals.restores_mode(scope, key) and not _repeated(idx, call):
                     continue

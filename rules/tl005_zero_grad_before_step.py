@@ -63,6 +63,17 @@ class ZeroGradBeforeStep(Rule):
     CONFIRMED_BY = ("TL005",)
 
     VALID = [
+        """
+        class Trainer:
+            def backward(self, loss):
+                self.model.zero_grad()
+                loss.backward()
+
+            def fit(self, loader):
+                for x, y in loader:
+                    self.backward(self.model(x, y))
+                    self.optimizer.step()
+        """,
         # clearing through the prepared optimizer, or only on the step that syncs gradients
         """
         for batch in loader:
@@ -266,6 +277,27 @@ class ZeroGradBeforeStep(Rule):
     ]
 
     INVALID = [
+        # The trainer's own backward() wrapper clears right after back-propagating.
+        """
+        class Trainer:
+            def backward(self, loss):
+                loss.backward()
+                self.model.zero_grad()  # expect: TL005
+
+            def fit(self, loader):
+                for x, y in loader:
+                    self.backward(self.model(x, y))
+                    self.optimizer.step()
+        """,
+        # The clear goes through another name for the stepped optimizer.
+        """
+        def fit(model, loader, opt):
+            o = opt
+            for x, y in loader:
+                model(x, y).backward()
+                o.zero_grad()  # expect: TL005
+                opt.step()
+        """,
         # Accelerate holds back the prepared optimizer's step and zero_grad, not the model's
         """
         for batch in loader:

@@ -16,7 +16,8 @@ class SchedulerBeforeOptimizer(Rule):
     `optimizer.step()` within one iteration of a training loop: at the top of the batch
     loop, or at the top of the epoch loop for a per-epoch schedule. A scheduler is a name
     bound to a `torch.optim.lr_scheduler` class (however imported) or to a Hugging Face
-    `get_*_schedule*` factory, or a name that says scheduler (`lr_scheduler`, `sched`).
+    `get_*_schedule*` factory, or a name that says scheduler (`lr_scheduler`, `sched`), also
+    as an item of a dict or list of them (`scheds["lr"]`).
 
     ## Why is this bad?
     Since PyTorch 1.1 the scheduler must step after the optimizer. Stepping it first moves
@@ -263,6 +264,19 @@ class SchedulerBeforeOptimizer(Rule):
     ]
 
     INVALID = [
+        # A schedule kept in a dict under a name that does not say scheduler.
+        """
+        from torch.optim.lr_scheduler import StepLR
+
+        def fit(model, loader, opt):
+            policies = {"lr": StepLR(opt, 10)}
+            for epoch in range(10):
+                policies["lr"].step()  # expect: TL007
+                for x, y in loader:
+                    opt.zero_grad()
+                    model(x, y).backward()
+                    opt.step()
+        """,
         # A DeepSpeed engine steps its optimizer in step(): the schedule steps before it.
         """
         for batch in loader:

@@ -6,14 +6,16 @@ import libcst as cst
 
 from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
 from torchlint.rules import _analysis as an
+from torchlint.rules import _summaries as sm
 
 
 class EvalModeNeverReset(Rule):
     """
     ## What it does
     Finds training loops (epoch loops, or batch loops with periodic validation) that put the
-    model in evaluation mode with `model.eval()`, directly or through a local `evaluate()` /
-    `validate()` helper, but never call `model.train()` (or `model.train(True)`) again before
+    model in evaluation mode with `model.eval()`, directly, through a local `evaluate()` /
+    `validate()` helper, or through a function of another module of the project that is
+    given the model and leaves it in eval mode, but never call `model.train()` (or `model.train(True)`) again before
     the next training step of the same model. The finding points at the loop, where
     `model.train()` belongs.
 
@@ -71,7 +73,8 @@ class EvalModeNeverReset(Rule):
     CODE = "TL008"
     NAME = "eval-mode-never-reset"
     SUMMARY = "Model put in eval mode inside the training loop and never switched back to train mode"
-    TRIGGERS = ((".eval(", ".train("), ("backward",), (".step(",))
+    # Or a word of an evaluation helper's name: another module's `evaluate(model)` may switch.
+    TRIGGERS = (("eval", ".train(", "valid", "test"), ("backward",), (".step(",))
     CONFIRMED_BY = ("TL008",)
 
     VALID = [
@@ -595,8 +598,7 @@ class EvalModeNeverReset(Rule):
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         train = an.training(ctx)
-        evals = [m for m in an.mode_calls(ctx) if m.mode == "eval"]
-        if not evals or not train.backward or not train.steps:
+        if not train.backward or not train.steps:
             return
         checker = _Checker(ctx, train)
         reported: set[int] = set()
@@ -631,7 +633,13 @@ class _Checker:
         calls = [(p, call) for p in parts for call in self.iterations.own_calls(p)]
         if any(id(call) in self.resets for _, call in calls):
             return
-        evals = [(p, call) for p, call in calls if id(call) in self.evals]
+        # Calls of project functions (another module's `evaluate(model, loader)`) switch
+        # the models passed to them as their summaries say.
+        left = [(p, call, arg, mode) for p, call in calls for arg, mode in sm.modes_left(self.ctx, call)]
+        if any(mode != "eval" for *_, mode in left) or sm.any_call_has(self.ctx, (c for _, c in calls), "sets_train"):
+            return
+        evals = [(p, call, self.evals[id(call)].target) for p, call in calls if id(call) in self.evals]
+        evals += [(p, call, arg) for p, call, arg, _ in left]
         if not evals:
             return
         used = {
@@ -642,9 +650,9 @@ class _Checker:
         }
         fresh = {an.model_key(t) for p in parts for t in self._call_assigned(p.root)}
         backwards = [(p, b) for p in parts for b in self.train.backward if self.iterations.owns(p, b)]
-        for part, call in evals:
+        for part, call, switched in evals:
             reported = part.path[0] if part.path else call
-            target = part.translate(self.evals[id(call)].target)
+            target = part.translate(switched)
             key = an.model_key(target)
             if key is None or key not in used or key in fresh or self.evaluations.freezing.kept_frozen(key):
                 continue
@@ -668,7 +676,9 @@ class _Checker:
         code = self.ctx.module.code_for_node
         model = code(target) if target is not None else code(call.func.value)  # type: ignore[attr-defined]
         switch = f"`{_short(code(call))}`"
-        if reported is not call:
+        if id(call) not in self.evals:
+            switch = f"`{_short(code(call))}` calls `{model}.eval()`, which"
+        elif reported is not call:
             switch = f"`{_short(code(reported))}` calls {switch}, which"
         return (
             f"{switch} puts `{model}` in eval mode inside this training loop and nothing in the loop calls "

@@ -7,6 +7,7 @@ import libcst as cst
 from torchlint.finding import Severity
 from torchlint.rule import Example, FileContext, FixSpec, Report, Rule
 from torchlint.rules import _analysis as an
+from torchlint.rules import _summaries as sm
 
 class MissingEvalMode(Rule):
     """
@@ -17,8 +18,12 @@ class MissingEvalMode(Rule):
     evaluation mode, while the same file trains that model and no caller of the function
     calls `model.eval()` before it. Also finds the same evaluation written inline: a
     gradient-free loop over validation or test data inside a training loop that never calls
-    `model.eval()`. The finding points at the function (or the evaluation block), where
-    `model.eval()` belongs.
+    `model.eval()`, or beside one in the same code (a final test after training, an
+    `if args.eval_only:` branch) that never calls it. And a call of another module's evaluation function that runs the model
+    without gradients and never switches its mode, where the calling code trains the model
+    and has not called `model.eval()` before it. The finding points at the function (the
+    evaluation block, or the call of the other module's function), where `model.eval()`
+    belongs.
 
     ## Why is this bad?
     `no_grad()` only turns off gradient tracking; it does not change how layers behave.
@@ -81,6 +86,20 @@ class MissingEvalMode(Rule):
     CONFIRMED_BY = ("TL009",)
 
     VALID = [
+        """
+        import torch
+
+        for epoch in range(10):
+            model.train()
+            for x, y in loader:
+                opt.zero_grad()
+                model(x, y).backward()
+                opt.step()
+        model.eval()
+        with torch.no_grad():
+            for x, y in test_loader:
+                correct += (model(x).argmax(1) == y).sum().item()
+        """,
         # An inline evaluation loop after model.eval().
         """
         for epoch in range(epochs):
@@ -354,6 +373,34 @@ class MissingEvalMode(Rule):
     ]
 
     INVALID = [
+        # The final test after training, and an evaluation-only branch, in train mode.
+        """
+        import torch
+
+        def main(args, model, loader, test_loader, opt):
+            if args.eval_only:
+                with torch.no_grad():  # expect: TL009
+                    for x, y in test_loader:
+                        print(model(x))
+                return
+            for epoch in range(10):
+                for x, y in loader:
+                    opt.zero_grad()
+                    model(x, y).backward()
+                    opt.step()
+        """,
+        """
+        import torch
+
+        for epoch in range(10):
+            for x, y in loader:
+                opt.zero_grad()
+                model(x, y).backward()
+                opt.step()
+        with torch.no_grad():  # expect: TL009
+            for x, y in test_loader:
+                correct += (model(x).argmax(1) == y).sum().item()
+        """,
         # An evaluation loop written inside the epoch loop.
         Example(
             """
@@ -676,13 +723,18 @@ class MissingEvalMode(Rule):
             # Reported on the function's name: the function is what needs `model.eval()`.
             yield self.report(func.name, finder.message(func, call, model), finder.fix(func, model))
         reported: set[int] = set()
-        for loop, call in finder.inline_evaluations():
+        inline = [(loop, call, True) for loop, call in finder.inline_evaluations()]
+        for loop, call, in_training in [*inline, *((loop, call, False) for loop, call in finder.standalone_evaluations())]:
             if an.mode_free(ctx, an.model_key(an.called_module(call))):
                 continue
             evaluation = an.grad_free_statement(finder.idx, finder.imps, loop)
             if id(evaluation) not in reported:  # a validation loop inside nested training loops
                 reported.add(id(evaluation))
-                yield self.report(evaluation, finder.inline_message(loop, call), finder.inline_fix(evaluation, call))
+                message = finder.inline_message(loop, call, in_training)
+                yield self.report(evaluation, message, finder.inline_fix(evaluation, call))
+        for call, model in finder.project_evaluations():
+            if not an.mode_free(ctx, an.model_key(model)):
+                yield self.report(call, finder.project_message(call, model))
 
 
 def _evaluation_name(name: str, test_file: bool) -> bool:
@@ -758,6 +810,26 @@ class _Finder:
                 if call is not None:
                     yield inner, call
 
+    def standalone_evaluations(self) -> Iterator[tuple[cst.For, cst.Call]]:
+        """A gradient-free loop over validation or test data beside a training loop in the
+        same code (a final test after training, an `if args.eval_only:` branch), where that
+        code never switches to eval mode: the model is in train mode there."""
+        training = self.train.training_loops(self.funcs)
+        scopes = {id(self.idx.scope(loop)): self.idx.scope(loop) for loop in training}
+        for scope in scopes.values():
+            if self.switches.reaches_eval(scope):
+                continue
+            if isinstance(scope, cst.FunctionDef) and _evaluation_name(scope.name.value, False):
+                continue
+            for loop in self.idx.within(scope, cst.For):
+                if self.idx.scope(loop) is not scope or any(self.idx.contains(t, loop) for t in training):
+                    continue
+                if not an.says_evaluation_data(an.last_name(an.unwrap_iterable(loop.iter))):
+                    continue
+                call = self._unmoded_call_in(loop, scope)
+                if call is not None:
+                    yield loop, call
+
     def _unmoded_call_in(self, loop: cst.For, scope: cst.CSTNode) -> cst.Call | None:
         for call in self.idx.within(loop.body, cst.Call):
             if self.idx.scope(call) is not scope or not an.in_grad_free_block(self.idx, call, self.imps):
@@ -770,14 +842,40 @@ class _Finder:
                 return call
         return None
 
+    # -- an evaluation function of another module ----------------------------------------
+
+    def project_evaluations(self) -> Iterator[tuple[cst.Call, cst.BaseExpression]]:
+        """Calls of another module's evaluation function that runs a model trained here without
+        gradients and never switches its mode, where the calling code has not switched it."""
+        for call in self.idx.nodes(cst.Call):
+            caller = self.idx.scope(call)
+            if isinstance(caller, cst.FunctionDef) and _evaluation_name(caller.name.value, False):
+                continue  # its own callers may switch
+            for model in sm.evaluates_in_train_mode(self.ctx, call):
+                key = an.model_key(model)
+                if key in self.trained and an.looks_like_model(key) and not self.switches.eval_before(call, caller):
+                    yield call, model
+                    break
+
+    def project_message(self, call: cst.Call, model_expr: cst.BaseExpression) -> str:
+        code = self.ctx.module.code_for_node
+        model, helper = code(model_expr), code(call.func)
+        return (
+            f"`{helper}()` runs `{model}` without gradients but never calls `{model}.eval()`, and neither "
+            f"does this code before calling it: dropout stays active and batch-norm uses batch statistics "
+            f"during evaluation; call `{model}.eval()` before `{helper}()` (or at its start) and "
+            f"`{model}.train()` before training resumes"
+        )
+
     # -- reporting ---------------------------------------------------------------------------
 
-    def inline_message(self, loop: cst.For, call: cst.Call) -> str:
+    def inline_message(self, loop: cst.For, call: cst.Call, in_training: bool) -> str:
         model = self.ctx.module.code_for_node(an.called_module(call))  # type: ignore[arg-type]
         data = self.ctx.module.code_for_node(an.unwrap_iterable(loop.iter))
+        where = "in this training loop" if in_training else "in this code, which trains it"
         return (
             f"the evaluation over `{data}` runs `{model}` without gradients but `{model}` is never put in "
-            f"eval mode in this training loop: dropout stays active and batch-norm uses batch statistics; "
+            f"eval mode {where}: dropout stays active and batch-norm uses batch statistics; "
             f"call `{model}.eval()` before the evaluation and `{model}.train()` before training resumes"
         )
 

@@ -132,6 +132,29 @@ class TestEvaluations:
             ("f", {"model", "net"})
         ]
 
+    def test_an_eval_switch_in_a_block_that_returns_holds_only_in_that_block(self) -> None:
+        ctx = context(
+            """
+            def main(args, model, loader, optimizer):
+                if args.eval_only:
+                    model.eval()
+                    preds = [model(x) for x in loader]
+                    return preds
+                for x, y in loader:
+                    optimizer.zero_grad()
+                    model(x, y).backward()
+                    optimizer.step()
+            """
+        )
+        evals = an.evaluations(ctx)
+        event = evals.eval_before(call_at(ctx, "model(x)"), "model")
+        assert event is not None
+        assert evals.eval_before(call_at(ctx, "model(x, y)"), "model") is None
+        main = function(ctx, "main")
+        # The training after the `return` is not eval-mode training.
+        assert not evals.wants_gradients(main, event.order, event.call)
+        assert evals.wants_gradients(main, event.order)
+
     def test_runs_model_directly_and_through_a_method(self) -> None:
         ctx = context(
             """

@@ -97,3 +97,25 @@ def test_mentioned_prefixes() -> None:
     call = cst.parse_expression("Adam(model.encoder.parameters(), lr=lr)")
     assert isinstance(call, cst.Call)
     assert an.mentioned_prefixes(call.args) == {"model", "model.encoder", "model.encoder.parameters", "lr"}
+
+
+def test_a_renamed_optimizer_is_the_optimizer_it_names() -> None:
+    ctx = context(
+        """
+        o = opt
+        oo = o
+        other = opt if fast else opt2
+        for x in loader:
+            model(x).backward()
+            oo.zero_grad()
+            other.zero_grad()
+            opt.step()
+            opt2.step()
+        """
+    )
+    train = an.training(ctx)
+    optimizers = an.optimized_parameters(ctx)
+    step = next(s for s in train.steps if code(ctx, s) == "opt.step()")
+    clears = {code(ctx, c): optimizers.clears_what_step_applies(c, step) for c in train.clears}
+    assert clears == {"oo.zero_grad()": True, "other.zero_grad()": False}
+    assert optimizers.original("oo") == "opt" and optimizers.original("other") == "other"

@@ -369,7 +369,54 @@ class TestTraining:
             """
         )
         found = an.framework_iterations(ctx)
-        assert [an.functions(ctx).enclosing_class(f).name.value for f in found] == ["Manual"]  # type: ignore[union-attr]
+        assert [an.functions(ctx).enclosing_class(f.func).name.value for f in found] == ["Manual"]  # type: ignore[union-attr]
+        assert [f.runner for f in found] == ["Lightning"]
+
+    def test_each_item_of_a_collection_of_optimizers_is_an_optimizer(self) -> None:
+        ctx = context(
+            """
+            for x in loader:
+                model(x).backward()
+                for opt in optimizers:
+                    opt.step()
+                for o in self.optims:
+                    o.step()
+                for env in envs:
+                    env.step()
+            """
+        )
+        assert [code(ctx, s) for s in an.training(ctx).steps] == ["opt.step()", "o.step()"]
+
+    def test_a_call_of_the_modules_own_backward_wrapper_is_not_a_backward_pass(self) -> None:
+        ctx = context(
+            """
+            class Trainer:
+                def backward(self, loss):
+                    self.scaler.scale(loss).backward()
+                def fit(self, loss):
+                    self.backward(loss)
+                    self.engine.backward(loss)
+            """
+        )
+        found = [code(ctx, c) for c in an.training(ctx).backward]
+        assert found == ["self.scaler.scale(loss).backward()", "self.engine.backward(loss)"]
+
+    def test_framework_iterations_include_the_function_an_ignite_engine_runs(self) -> None:
+        ctx = context(
+            """
+            from ignite.engine import Engine
+            def make(model, optimizer):
+                def update(engine, batch):
+                    pass
+                def log(engine):
+                    pass
+                trainer = Engine(update)
+                trainer.add_event_handler("EPOCH_COMPLETED", log)
+                return trainer
+            """
+        )
+        found = an.framework_iterations(ctx)
+        assert [(f.func.name.value, f.runner) for f in found] == [("update", "ignite's `Engine`")]
 
     def test_unwrap_iterable(self) -> None:
         expr = cst.parse_expression("enumerate(tqdm(train_loader), 1)")
@@ -773,3 +820,41 @@ def test_functions_are_looked_up_where_python_would() -> None:
     assert funcs.resolve(calls_named(ctx, "fn")[0]) == []
     second = next(f for f in an.index(ctx).nodes(cst.FunctionDef) if f.name.value == "second")
     assert {f.name.value for f in funcs.reachable(second)} == {"second", "fn_base", "helper"}
+
+
+def test_names_that_hold_a_partial_or_a_factorys_closure_reach_the_function() -> None:
+    ctx = context(
+        """
+        import functools
+
+        def step(model, opt, batch):
+            opt.step()
+
+        def make_update(model, opt):
+            def update(batch):
+                opt.step()
+            def unused():
+                pass
+            return update
+
+        def fit(model, opt, loader):
+            run = functools.partial(step, model, opt)
+            update = make_update(model, opt)
+            for batch in loader:
+                run(batch)
+                update(batch)
+
+        def other(batch):
+            update(batch)
+        """
+    )
+    funcs = an.functions(ctx)
+    fit = next(f for f in an.index(ctx).nodes(cst.FunctionDef) if f.name.value == "fit")
+    other = next(f for f in an.index(ctx).nodes(cst.FunctionDef) if f.name.value == "other")
+    loop = an.index(ctx).nodes(cst.For)[0]
+    reached = {f.name.value for f in funcs.reachable(loop.body) if isinstance(f, cst.FunctionDef)}
+    assert reached == {"step", "update"}
+    # `update` is assigned in `fit`: a use in another function holds nothing known.
+    assert [f.name.value for f in funcs.reachable(other)] == ["other"]
+    update = calls_named(ctx, "update")[0]
+    assert [f.name.value for f in funcs.made_by_factory(update.func)] == ["update"]

@@ -114,3 +114,19 @@ def test_a_project_helper_updates_the_optimizer_it_is_given() -> None:
     assert schedules.updates_optimizer(first, "opt")
     assert not schedules.updates_optimizer(first, "other")
     assert schedules.updates_optimizer(first, None)
+
+
+def test_items_of_a_container_of_schedules_are_schedules() -> None:
+    ctx = context(
+        """
+        from torch.optim.lr_scheduler import StepLR
+        policies = {"lr": StepLR(opt, 10)}
+        schedulers = [make(opt)]
+        losses = {"lr": compute(opt)}
+        policies["lr"].step()
+        schedulers[0].step()
+        losses["lr"].step()
+        """
+    )
+    sched = an.schedules(ctx)
+    assert [code(ctx, s) for s in sched.steps] == ['policies["lr"].step()', "schedulers[0].step()"]

@@ -125,6 +125,7 @@ from torchlint.rules._analysis.training import (
     training as training,
     unwrap_iterable as unwrap_iterable,
     backpropagated as backpropagated,
+    FrameworkIteration as FrameworkIteration,
     framework_iterations as framework_iterations,
     counts_epochs as counts_epochs,
     epoch_loops as epoch_loops,

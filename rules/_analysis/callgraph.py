@@ -1,7 +1,8 @@
 """The module's functions and methods, the classes that hold them, and a conservative call
 graph: which local functions a call may run (`f()`, `self.f()`, `Class.f()`, each name looked
 up where Python would), which local functions a scope reaches (also through a
-`functools.partial(f, ...)`), and where a function is called from.
+`functools.partial(f, ...)` or a closure that a local factory returns, called or passed on),
+and where a function is called from.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ class Functions:
     bases: dict[str, list[str]]
     # Name -> the `functools.partial(f, ...)` calls assigned to it (`fn = partial(fn_base, opt)`).
     partials: dict[str, list[cst.Call]] = field(default_factory=dict)
+    # Name -> the calls of a plain name assigned to it (`step = make_step(model, opt)`).
+    factory_calls: dict[str, list[cst.Call]] = field(default_factory=dict)
     _callees: dict[int, list[cst.FunctionDef]] = field(default_factory=dict)
     _sites: dict[int, list[cst.Call]] | None = None
 
@@ -66,6 +69,26 @@ class Functions:
             if isinstance(target, cst.Name):
                 found.extend((f, partial) for f in self.visible(target.value, partial))
         return found
+
+    def made_by_factory(self, name: cst.Name) -> list[cst.FunctionDef]:
+        """The nested functions that `name` holds as what a local factory returned
+        (`train_batch = make_trainer(model, opt)`, where `make_trainer` defines and returns
+        `train_batch`), assigned in a scope that holds the use."""
+        found: list[cst.FunctionDef] = []
+        for made in self.factory_calls.get(name.value, []):
+            if not self.idx.contains(self.idx.scope(made), name):
+                continue
+            for factory in self.resolve(made):
+                nested = {f.name.value: f for f in self.idx.within(factory, cst.FunctionDef) if f is not factory}
+                for ret in self.idx.within(factory, cst.Return):
+                    if isinstance(ret.value, cst.Name) and ret.value.value in nested and self.idx.scope(ret) is factory:
+                        found.append(nested[ret.value.value])
+        return found
+
+    def held_by(self, name: cst.Name) -> list[cst.FunctionDef]:
+        """Local functions that a use of `name` may run though no `def` has that name: a
+        `functools.partial(f, ...)` of one, or a closure a local factory returned."""
+        return [*(f for f, _ in self.partial_of(name)), *self.made_by_factory(name)]
 
     def resolve(self, call: cst.Call) -> list[cst.FunctionDef]:
         """Local functions that `call` may run: `f()`, `self.f()`, `cls.f()`, `Class.f()`."""
@@ -112,13 +135,16 @@ class Functions:
         for call in self.idx.within(scope, cst.Call):
             for f in self.resolve(call):
                 found[id(f)] = f
+            if isinstance(call.func, cst.Name) and not self.visible(call.func.value, call):
+                for f in self.held_by(call.func):
+                    found[id(f)] = f
         for name in self.idx.within(scope, cst.Name):
             parent = self.idx.parent(name)
             if isinstance(parent, (cst.Call, cst.FunctionDef)) or (
                 isinstance(parent, cst.Attribute) and parent.attr is name
             ):
                 continue
-            for f in [*self.visible(name.value, name), *(f for f, _ in self.partial_of(name))]:
+            for f in [*self.visible(name.value, name), *self.held_by(name)]:
                 found[id(f)] = f
         for nested in self.idx.within(scope, cst.FunctionDef):
             if nested is not scope:
@@ -184,10 +210,15 @@ def _build_functions(ctx: FileContext) -> Functions:
     }
     imps = imports(ctx)
     partials: dict[str, list[cst.Call]] = defaultdict(list)
+    factory_calls: dict[str, list[cst.Call]] = defaultdict(list)
     for assign in idx.nodes(cst.Assign):
         value = assign.value
-        if isinstance(value, cst.Call) and imps.callee(value) == "functools.partial":
-            for target in assign.targets:
-                if isinstance(target.target, cst.Name):
-                    partials[target.target.value].append(value)
-    return Functions(idx, all_funcs, by_name, class_of, methods, bases, partials)
+        if not isinstance(value, cst.Call):
+            continue
+        held = partials if imps.callee(value) == "functools.partial" else factory_calls
+        if held is factory_calls and not (isinstance(value.func, cst.Name) and value.func.value in by_name):
+            continue
+        for target in assign.targets:
+            if isinstance(target.target, cst.Name):
+                held[target.target.value].append(value)
+    return Functions(idx, all_funcs, by_name, class_of, methods, bases, partials, factory_calls)

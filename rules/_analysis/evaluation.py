@@ -210,10 +210,13 @@ class Evaluations:
         return latest
 
     def eval_before(self, node: cst.CSTNode, key: str) -> ModeEvent | None:
-        """The eval event that holds for `key` at `node` in its scope, or None."""
+        """The eval event that holds for `key` at `node` in its scope, or None (also when the
+        switch sits in a block that returns before `node`)."""
         scope = self.idx.scope(node)
         event = self.mode_before(scope, key, self.idx.order(node))
-        return event if event is not None and event.kind == "eval" else None
+        if event is None or event.kind != "eval" or not self._may_follow(event.call, node):
+            return None
+        return event
 
     # -- runs of a model ------------------------------------------------------
 
@@ -278,7 +281,7 @@ class Evaluations:
                 passed = bind_arguments(self.funcs, func, site).get(name)
                 key = dotted(passed) if passed is not None else None
             event = self.eval_before(site, key) if key is not None else None
-            if key is None or event is None or self.wants_gradients(self.idx.scope(site), event.order):
+            if key is None or event is None or self.wants_gradients(self.idx.scope(site), event.order, event.call):
                 return None
             if self.freezing.is_frozen(key) or self.regions.grad_free(site):
                 return None
@@ -372,12 +375,14 @@ class Evaluations:
                     return False
         return True
 
-    def wants_gradients(self, scope: cst.CSTNode, after: int) -> bool:
-        """The scope back-propagates or steps after `after`, or asks for input gradients."""
+    def wants_gradients(self, scope: cst.CSTNode, after: int, since: cst.CSTNode | None = None) -> bool:
+        """The scope back-propagates or steps after `after`, or asks for input gradients. With
+        `since` (the eval switch at `after`), training that cannot follow it does not count:
+        code after a block that holds the switch and returns (`if args.eval_only: ... return`)."""
         for call in self.idx.within(scope, cst.Call):
             method = method_name(call)
             name = self.imps.qualify(call.func) or ""
-            if self.idx.order(call) > after and (
+            if self.idx.order(call) > after and (since is None or self._may_follow(since, call)) and (
                 method in ("backward", "manual_backward")
                 or name.endswith(("autograd.backward", "autograd.grad"))
                 or (method == "step" and _OPTIMIZER_NAME.search(last_name(receiver(call) or call) or ""))
@@ -394,6 +399,20 @@ class Evaluations:
             ):
                 return True
         return False
+
+    def _may_follow(self, since: cst.CSTNode, node: cst.CSTNode) -> bool:
+        """`node`, later in source order, may run after `since`: no block that holds `since`
+        and not `node` returns or raises after it."""
+        current = since
+        for parent in self.idx.ancestors(since):
+            if isinstance(parent, (cst.FunctionDef, cst.Module)) or self.idx.contains(parent, node):
+                return True
+            if isinstance(parent, cst.IndentedBlock):
+                later = list(parent.body)[list(parent.body).index(current) + 1 :]  # type: ignore[arg-type]
+                if any(self.idx.within(s, cst.Return, cst.Raise) for s in later if isinstance(s, cst.SimpleStatementLine)):
+                    return False
+            current = parent
+        return True
 
     def restores_mode(self, scope: cst.CSTNode, key: str) -> bool:
         """The scope saves the model's training flags to put them back afterwards

@@ -13,6 +13,7 @@ import libcst as cst
 
 from torchlint.rule import FileContext
 from torchlint.rules._analysis.calls import method_name, positional, receiver
+from torchlint.rules._analysis.dataflow import assigned_values
 from torchlint.rules._analysis.index import children, Index, index
 from torchlint.rules._analysis.names import dotted
 from torchlint.rules._analysis.training import graph_replays, Training, training
@@ -20,6 +21,8 @@ from torchlint.rules._analysis.vocabulary import name_says_optimizer, name_token
 
 # What a plain `X.zero_grad()` most likely means by X when the module steps one optimizer.
 MODEL_WORDS = frozenset({"model", "net", "network", "module", "self"})
+# How many plain renames (`o = opt`) are followed back to the name they copy.
+MAX_ALIASES = 3
 # In-place methods that put values into a gradient rather than clear it.
 _WRITING_METHODS = frozenset({"copy_", "add_", "set_"})
 
@@ -73,9 +76,10 @@ def _is_grad(expr: cst.BaseExpression) -> bool:
 class OptimizedParameters:
     """Which parameters each stepped optimizer of a module updates, as far as it shows."""
 
-    def __init__(self, idx: Index, train: Training) -> None:
+    def __init__(self, idx: Index, train: Training, values: dict[str, list[cst.BaseExpression]]) -> None:
         self.idx = idx
         self.train = train
+        self.values = values
         self.stepped = {dotted(e) for e in train.stepped.values()} - {None}
         # Optimizer name -> every name mentioned in the arguments it was built with.
         self.built_from: dict[str, set[str]] = {}
@@ -95,7 +99,7 @@ class OptimizedParameters:
         optimizer = dotted(self.train.optimizer_of(step))  # type: ignore[arg-type]
         if cleared is None or optimizer is None:
             return False
-        if cleared == optimizer:
+        if self.original(cleared) == self.original(optimizer):
             return True
         if cleared in self.stepped or name_says_optimizer(cleared.rsplit(".", 1)[-1]):
             return False
@@ -105,12 +109,23 @@ class OptimizedParameters:
         return len(self.stepped) == 1 and set(name_tokens(cleared.rsplit(".", 1)[-1])) <= MODEL_WORDS
 
 
+    def original(self, name: str) -> str:
+        """The name that `name` is another name for: `opt` after `o = opt` (every value the
+        module assigns to `o` is that one name), followed a few times."""
+        for _ in range(MAX_ALIASES):
+            values = {dotted(v) for v in self.values.get(name, ())}
+            if len(values) != 1 or None in values or name in values:
+                return name
+            name = values.pop()  # type: ignore[assignment]
+        return name
+
+
 def optimized_parameters(ctx: FileContext) -> OptimizedParameters:
     return ctx.analysis(_build_optimized_parameters)
 
 
 def _build_optimized_parameters(ctx: FileContext) -> OptimizedParameters:
-    return OptimizedParameters(index(ctx), training(ctx))
+    return OptimizedParameters(index(ctx), training(ctx), assigned_values(ctx))
 
 
 def mentioned_prefixes(args: Sequence[cst.Arg]) -> set[str]:

@@ -1,6 +1,7 @@
 """Learning-rate schedules: which calls of a module advance a schedule (the `step()` of a
 `torch.optim.lr_scheduler` class, of a Hugging Face `get_*_schedule*` factory's result or of
-a name that says scheduler, and the call of a project helper that steps one), the optimizer
+a name that says scheduler, also as an item of a container of them (`scheds["lr"].step()`),
+and the call of a project helper that steps one), the optimizer
 each schedule was built on, and which calls update an optimizer: its steps, the `step()` of
 a DeepSpeed-style engine (the optimizer, then the engine's schedule) and the call of a
 project helper that steps one. Their order within an iteration is `flow`'s.
@@ -26,6 +27,8 @@ from torchlint.rules._analysis.vocabulary import says_scheduler
 TORCH_SCHEDULERS = ("torch.optim.lr_scheduler.", "torch.optim.swa_utils.SWALR")
 SCHEDULE_FACTORY = re.compile(r"^get_(\w+_)?schedule(r|_with_warmup)?\w*$")
 FACTORY_PACKAGES = ("transformers", "diffusers")
+# How the name of an item of a container of schedules ends (`scheds[]`).
+ITEM = "[]"
 
 
 class Schedules:
@@ -42,6 +45,14 @@ class Schedules:
         self.bound: dict[str, str | None] = {}
         self.custom: set[str] = set()
         for assign in idx.nodes(cst.Assign):
+            if isinstance(assign.value, (cst.Dict, cst.List, cst.Tuple)):
+                # `{"lr": StepLR(opt, 10)}`: its items, `scheds["lr"]`, are schedules.
+                held = [v for v in _container_values(assign.value) if isinstance(v, cst.Call)]
+                if any((imps.callee(v) or "").startswith(TORCH_SCHEDULERS) for v in held):
+                    for target in assign.targets:
+                        name = dotted(target.target)
+                        if name is not None:
+                            self.bound[name + ITEM] = None
             if not isinstance(assign.value, cst.Call):
                 continue
             callee = imps.callee(assign.value) or ""
@@ -93,15 +104,15 @@ class Schedules:
         owner = receiver(call)
         if method_name(call) != "step" or call.args or owner is None or not isinstance(self.idx.parent(call), cst.Expr):
             return False
-        name = dotted(owner)
+        name = schedule_name(owner)
         if name is None or name in self.custom or name in self.positioned or self.warned.covers(call):
             return False
-        return name in self.bound or says_scheduler(name.rsplit(".", 1)[-1])
+        return name in self.bound or says_scheduler(name.removesuffix(ITEM).rsplit(".", 1)[-1])
 
     def optimizer_of(self, schedule_step: cst.CSTNode) -> str | None:
         """The optimizer a schedule step's schedule was built on, where the code shows it."""
         owner = receiver(schedule_step) if isinstance(schedule_step, cst.Call) else None
-        name = dotted(owner) if owner is not None else None
+        name = schedule_name(owner) if owner is not None else None
         return self.bound.get(name) if name is not None else None
 
     def updates_optimizer(self, call: cst.CSTNode, optimizer: str | None) -> bool:
@@ -112,6 +123,21 @@ class Schedules:
         if id(call) in self.helpers:
             return isinstance(call, cst.Call) and any(dotted(arg.value) == optimizer for arg in call.args)
         return dotted(self.train.optimizer_of(call)) == optimizer  # type: ignore[arg-type]
+
+
+def schedule_name(owner: cst.BaseExpression) -> str | None:
+    """The name a schedule is known by: `scheduler`, `self.sched`, or `scheds[]` for an item
+    of a container (`scheds["lr"]`, `schedulers[0]`)."""
+    if isinstance(owner, cst.Subscript):
+        container = dotted(owner.value)
+        return container + ITEM if container is not None else None
+    return dotted(owner)
+
+
+def _container_values(literal: cst.Dict | cst.List | cst.Tuple) -> list[cst.BaseExpression]:
+    if isinstance(literal, cst.Dict):
+        return [e.value for e in literal.elements if isinstance(e, cst.DictElement)]
+    return [e.value for e in literal.elements]
 
 
 def schedules(ctx: FileContext) -> Schedules:

@@ -109,6 +109,11 @@ def _bound_optimizers(idx: Index, imps: Imports) -> dict[str, str | None]:
     optimizer factories, and `*.prepare(...)` / `deepspeed.initialize(...)` results; each
     mapped to the model whose `.parameters()` it optimizes, when the code shows it."""
     bound: dict[str, str | None] = {}
+    for loop in idx.nodes(cst.For):
+        # `for opt in optimizers: opt.step()`: each item of a collection of optimizers.
+        iterated = last_name(loop.iter)
+        if isinstance(loop.target, cst.Name) and iterated is not None and name_says_optimizer(iterated):
+            bound[loop.target.value] = None
     for assign in idx.nodes(cst.Assign):
         value = assign.value
         if not isinstance(value, cst.Call):
@@ -173,6 +178,11 @@ def _build_training(ctx: FileContext) -> Training:
     }
     calls = idx.nodes(cst.Call)
     backward = [call for call in calls if (method_name(call) or callee_name(call)) in ("backward", "manual_backward")]
+    # A call of the module's own `backward()` wrapper (`self.backward(loss)`) is not itself
+    # the backward pass: the one in the wrapper's body is, in its place among the clears.
+    funcs = functions(ctx)
+    wrappers = {id(call) for call in backward for f in funcs.resolve(call) if _backpropagates_itself(idx, f)}
+    backward = [call for call in backward if id(call) not in wrappers]
     engines = _engines(backward)
     steps: list[cst.Call] = []
     stepped: dict[int, cst.BaseExpression] = {}
@@ -204,6 +214,13 @@ def _build_training(ctx: FileContext) -> Training:
             clears.append(delete)
     clears.sort(key=idx.order)
     return Training(idx, backward, steps, clears, stepped, optimizers)
+
+
+def _backpropagates_itself(idx: Index, func: cst.FunctionDef) -> bool:
+    return any(
+        (method_name(call) or callee_name(call)) in ("backward", "manual_backward") and idx.scope(call) is func
+        for call in idx.within(func, cst.Call)
+    )
 
 
 def _engines(backward: list[cst.Call]) -> set[str]:
@@ -297,26 +314,47 @@ def _build_graph_replays(ctx: FileContext) -> list[cst.Call]:
     ]
 
 
-def framework_iterations(ctx: FileContext) -> list[cst.FunctionDef]:
+# Framework classes built with the function they run once per batch: `Engine(update)`.
+ITERATION_ENGINES = {"ignite.engine.Engine": "ignite's `Engine`", "ignite.engine.engine.Engine": "ignite's `Engine`"}
+
+
+@dataclass(frozen=True)
+class FrameworkIteration:
+    """A function that a framework runs once per training iteration, and who runs it."""
+
+    func: cst.FunctionDef
+    runner: str  # "Lightning", "ignite's `Engine`"
+
+
+def framework_iterations(ctx: FileContext) -> list[FrameworkIteration]:
     """Functions that a framework runs once per training iteration, so that their body is a
     loop body though no loop is in sight: a LightningModule's `training_step` under manual
-    optimization (`self.automatic_optimization = False` in its class)."""
+    optimization (`self.automatic_optimization = False` in its class), and the local
+    function an ignite `Engine(update)` is built with."""
     return ctx.analysis(_build_framework_iterations)
 
 
-def _build_framework_iterations(ctx: FileContext) -> list[cst.FunctionDef]:
-    if "automatic_optimization" not in ctx.source:
-        return []
+def _build_framework_iterations(ctx: FileContext) -> list[FrameworkIteration]:
     idx = index(ctx)
     funcs = functions(ctx)
+    found: list[FrameworkIteration] = []
+    if "ignite" in ctx.source:
+        imps = imports(ctx)
+        for call in idx.nodes(cst.Call):
+            runner = ITERATION_ENGINES.get(imps.callee(call) or "")
+            args = positional(call)
+            if runner is not None and args and isinstance(args[0].value, cst.Name):
+                found.extend(FrameworkIteration(f, runner) for f in funcs.visible(args[0].value.value, call))
+    if "automatic_optimization" not in ctx.source:
+        return found
     manual: set[int] = set()
     for assign in idx.nodes(cst.Assign):
         if dotted(assign.targets[0].target) == "self.automatic_optimization" and is_false(assign.value):
             owner = idx.enclosing(assign, (cst.ClassDef,))
             if owner is not None:
                 manual.add(id(owner))
-    return [
-        func
+    return found + [
+        FrameworkIteration(func, "Lightning")
         for func in funcs.by_name.get("training_step", [])
         if (owner := funcs.enclosing_class(func)) is not None and id(owner) in manual
     ]

@@ -73,7 +73,10 @@ class TrainingEvaluations:
     def freezes_layers(self, call: cst.Call, loop: cst.For | cst.While) -> bool:
         """`m.eval()` on sub-modules in a `train()` override, a `freeze_bn` helper, an
         `apply()` callback or a loop over `model.modules()`. A function that runs the training
-        `loop` itself is the training procedure, whoever calls it (`study.optimize(objective)`)."""
+        `loop` itself is the training procedure, whoever calls it (`study.optimize(objective)`).
+        A project helper that switches its argument (`freeze_bn(model)`) says so by name."""
+        if any(t in FREEZER_WORDS for t in name_tokens(callee_name(call) or "")):
+            return True
         func = self.idx.enclosing(call, (cst.FunctionDef,))
         if func is not None and (
             "mode" in parameter_names(func) or any(t in FREEZER_WORDS for t in name_tokens(func.name.value))
