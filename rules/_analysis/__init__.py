@@ -205,6 +205,7 @@ from torchlint.rules._analysis.graphs import (
     mentioned_names as mentioned_names,
     no_graph as no_graph,
     returns_backpropagated_loss as returns_backpropagated_loss,
+    helper_backpropagated_loss as helper_backpropagated_loss,
 )
 from torchlint.rules._analysis.accumulation import (
     Accumulation as Accumulation,
