@@ -490,6 +490,22 @@ class FactoryWithoutDevice(Rule):
                 return add_positions(x)
         model = Pos().cuda()
         """,
+        # a module-level helper that builds a coordinate grid and returns it to `forward`
+        """
+        import torch
+        from torch import nn
+        def pixel_grid(h, w):
+            ys, xs = torch.meshgrid(torch.arange(h), torch.arange(w), indexing="ij")  # expect: TL011
+            return torch.stack([xs, ys], dim=-1).float()
+        class FlowHead(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(16, 2, 1)
+            def forward(self, feat):
+                h, w = feat.shape[-2:]
+                return self.conv(feat).permute(0, 2, 3, 1) + pixel_grid(h, w)
+        model = FlowHead().to("cuda")
+        """,
         # an encoding built with NumPy and turned into a CPU tensor on every call
         Example(
             """

@@ -106,3 +106,45 @@ class TestRebuiltSince:
         use = next(c.func for c in an.index(ctx).nodes(cst.Call) if an.callee_name(c) == "net")
         assert place.rebuilt_since(first, use)
         assert not place.rebuilt_since(second, use)
+
+
+class TestModuleLevelHelpers:
+    """A module-level function that builds a tensor and returns it: its callers decide."""
+
+    @pytest.mark.parametrize(
+        ("use", "reaches"),
+        [
+            ("return feat + make_grid(h, w)", True),
+            ("return feat + make_grid(h, w).to(feat.device)", False),
+            ("grid = make_grid(h, w)\n                    return feat[grid.long()]", False),
+        ],
+    )
+    def test_a_function_called_from_forward_returns_its_tensor_to_forward(self, use: str, reaches: bool) -> None:
+        finder, (arange,) = factories(
+            f"""
+            import torch
+            from torch import nn
+            def make_grid(h, w):
+                return torch.arange(h * w).view(h, w).float()
+            class Head(nn.Module):
+                def forward(self, feat):
+                    h, w = feat.shape[-2:]
+                    {use}
+            """
+        )
+        assert finder.reaches_device(arange) is reaches
+
+    def test_a_call_at_module_level_is_not_a_forward_use(self) -> None:
+        finder, (arange,) = factories(
+            """
+            import torch
+            from torch import nn
+            def make_grid(h, w):
+                return torch.arange(h * w).view(h, w).float()
+            GRID = make_grid(4, 4)
+            class Head(nn.Module):
+                def forward(self, feat):
+                    return feat + GRID
+            """
+        )
+        assert not finder.reaches_device(arange)

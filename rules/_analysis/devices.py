@@ -220,6 +220,10 @@ class ForwardFactories:
         names = self._names_on_device(func)
         return next((p.name.value for p in func.params.params if p.name.value in names), None)
 
+    def _function_call_in_function(self, call: cst.Call) -> bool:
+        """`make_grid(h, w)` in a function or method: a module-level helper's call site."""
+        return isinstance(call.func, cst.Name) and isinstance(self.idx.scope(call), cst.FunctionDef)
+
     def _self_call(self, call: cst.Call) -> bool:
         owner = receiver(call)
         return isinstance(owner, cst.Name) and owner.value == "self"
@@ -474,8 +478,10 @@ class ForwardFactories:
         return _worst(self._flow(use, depth + 1) for use in uses)
 
     def _returned(self, statement: cst.Return, depth: int) -> Fate:
-        """A helper method returns the tensor: what its callers in the class do with it.
-        `forward` returns it to code this file may not show, which may move it."""
+        """A helper returns the tensor: what its callers do with it (a method's callers in the
+        class, a module-level function's callers in the file's functions: `grid =
+        make_grid(h, w)` in `forward`). `forward` returns it to code this file may not show,
+        which may move it."""
         method = self.idx.scope(statement)
         if isinstance(method, cst.FunctionDef) and method.name.value == "forward":
             return Fate.RETURNED
@@ -484,7 +490,8 @@ class ForwardFactories:
         sites = [
             site
             for site in self.funcs.call_sites(method)
-            if self._self_call(site) and not _dead_branch(self.idx, self.funcs, method, site, statement)
+            if (self._self_call(site) or self._function_call_in_function(site))
+            and not _dead_branch(self.idx, self.funcs, method, site, statement)
         ]
         return _worst(self._flow(site, depth + 1) for site in sites)
 
