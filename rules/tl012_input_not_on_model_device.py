@@ -22,7 +22,9 @@ class InputNotOnModelDevice(Rule):
     Finds a model moved to an accelerator (`model.cuda()`, `model.to(device)`) that is
     then called, in a training or evaluation loop over a data loader, on a batch taken
     straight from the loader that is never moved to a device: no `x.to(device)`,
-    `x.cuda()`, `to_device(batch)` or `{k: v.to(device) ...}` anywhere in the loop. Likewise
+    `x.cuda()`, `to_device(batch)` or `{k: v.to(device) ...}` anywhere in the loop. The batch is followed
+    into the local helpers that the loop hands it to (`self.step(batch)`), and a model that a
+    local factory moved and returned (`model = build_model(cfg)`) counts as moved. Likewise
     a sample taken from a dataset by index (`image, label = test_set[0]`, the single-image
     prediction after training) and passed to the model as the dataset made it.
 
@@ -255,6 +257,40 @@ class InputNotOnModelDevice(Rule):
     ]
 
     INVALID = [
+        # the loop hands each batch to a step method, which feeds it to the model unmoved
+        """
+        import torch
+        class Runner:
+            def __init__(self, model, loader, optimizer):
+                self.device = torch.device("cuda")
+                self.model = model.to(self.device)
+                self.loader = loader
+                self.optimizer = optimizer
+            def step(self, batch):
+                inputs, targets = batch
+                loss = torch.nn.functional.mse_loss(self.model(inputs), targets)  # expect: TL012
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+            def run(self):
+                for batch in self.loader:
+                    self.step(batch)
+        """,
+        # the model comes from a factory that moved it to the GPU
+        """
+        import torch
+        import torchvision
+        def build_model(num_classes):
+            net = torchvision.models.resnet18(num_classes=num_classes)
+            return net.cuda()
+        model = build_model(10)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for imgs, targets in train_loader:
+            loss = torch.nn.functional.cross_entropy(model(imgs), targets)  # expect: TL012
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        """,
         # one sample of a dataset, as the dataset gives it, into a model on the GPU
         """
         import torch
@@ -447,7 +483,7 @@ class _Finder:
         if any(self.placements.moves_data_in(root, skipped) for root in self.funcs.reachable(loop.body)):
             return None
         self.discarded = discarded
-        return self._first_unmoved(an.calls_on_raw_batch(self.idx, loop), loop)
+        return self._first_unmoved(an.calls_on_raw_batch(self.idx, loop, self.funcs), loop)
 
     def unmoved_sample_call(self, sample: an.DatasetSample) -> tuple[cst.Call, cst.Call, list[str]] | None:
         """A moved model called on a dataset sample that nothing moved (`model(ds[0][0])`)."""

@@ -108,6 +108,29 @@ class TestRebuiltSince:
         assert not place.rebuilt_since(second, use)
 
 
+class TestFactoryMoves:
+    """`Placements.models`: a name bound to what a local factory returns after moving it."""
+
+    @pytest.mark.parametrize(
+        ("body", "moved"),
+        [
+            ("return Net().cuda()", True),
+            ("net = Net()\n    net.to(device)\n    return net", True),
+            ("net = Net().to('cuda')\n    return net", True),
+            ("return Net()", False),
+            ("return Net().to(torch.float16)", False),
+        ],
+    )
+    def test_the_factory_returns_the_model_it_moved(self, body: str, moved: bool) -> None:
+        text = f"import torch\ndef build(device='cuda'):\n    {body}\nmodel = build()\nout = model(x)\n"
+        ctx = FileContext("train.py", text, cst.parse_module(text))
+        place = an.placements(ctx)
+        assert ("model" in place.models) is moved
+        if moved:
+            use = next(c.func for c in an.index(ctx).nodes(cst.Call) if an.callee_name(c) == "model")
+            assert not any(place.rebuilt_since(move, use) for move in place.models["model"])
+
+
 class TestModuleLevelHelpers:
     """A module-level function that builds a tensor and returns it: its callers decide."""
 

@@ -67,6 +67,32 @@ class TestRawBatch:
         found = [(code(ctx, call), [code(ctx, e) for e in inputs]) for call, inputs in an.calls_on_raw_batch(an.index(ctx), loop)]
         assert found == [("model(x)", ["x"]), ("model(x, y)", ["y"]), ("model(z)", ["z"])]
 
+    def test_calls_on_raw_batch_follow_the_batch_into_local_helpers(self) -> None:
+        ctx = context(
+            """
+            class Runner:
+                def step(self, batch, scale):
+                    x, y = batch
+                    return self.model(x) * scale
+                def moved(self, batch):
+                    x = batch.cuda()
+                    return self.model(x)
+                def run(self):
+                    for batch in self.loader:
+                        self.step(batch, 2)
+                        self.moved(batch)
+            """
+        )
+        (loop,) = an.index(ctx).nodes(cst.For)
+        calls = an.calls_on_raw_batch(an.index(ctx), loop, an.functions(ctx))
+        found = [(code(ctx, call), [code(ctx, e) for e in inputs]) for call, inputs in calls]
+        assert found == [
+            ("self.step(batch, 2)", ["batch"]),
+            ("self.model(x)", ["x"]),
+            ("self.moved(batch)", ["batch"]),
+        ]
+        assert len(an.calls_on_raw_batch(an.index(ctx), loop)) == 2
+
     def test_discarded_moves_only_for_unpacked_tensors(self) -> None:
         ctx = context(
             """

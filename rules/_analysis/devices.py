@@ -852,6 +852,8 @@ class Placements:
         self.idx = index(ctx)
         self.imps = imports(ctx)
         self.assigned = assigned_values(ctx)
+        # Factory calls (`build_model(cfg)`, by id) -> the move made inside the factory.
+        self._factory_moves: dict[int, cst.Call] = {}
         # Model name (as `model_key` spells it) -> the calls that move it to an accelerator.
         self.models = self._model_moves()
 
@@ -872,7 +874,36 @@ class Placements:
                 keys = []
             for key in keys:
                 moves.setdefault(key, []).append(call)
+        self._add_factory_moves(moves)
         return moves
+
+    def _add_factory_moves(self, moves: dict[str, list[cst.Call]]) -> None:
+        """`model = build_model(cfg)` where the local factory returns the model it moved
+        (`return model.cuda()`, or `model.to(device)` then `return model`): the assigned
+        name holds a model on the accelerator, moved by the factory's call."""
+        funcs = functions(self.ctx)
+        for assign in self.idx.nodes(cst.Assign):
+            if not isinstance(assign.value, cst.Call):
+                continue
+            targets = funcs.resolve(assign.value)
+            move = self._returned_move(targets[0], moves) if len(targets) == 1 else None
+            if move is None:
+                continue
+            self._factory_moves[id(assign.value)] = move
+            for key in (k for t in assign.targets if (k := model_key(t.target))):
+                moves.setdefault(key, []).append(move)
+
+    def _returned_move(self, factory: cst.FunctionDef, moves: dict[str, list[cst.Call]]) -> cst.Call | None:
+        for ret in self.idx.within(factory, cst.Return):
+            if self.idx.scope(ret) is not factory:
+                continue
+            if isinstance(ret.value, cst.Call) and self.moves_to_accelerator(ret.value):
+                return ret.value
+            if isinstance(ret.value, cst.Name):
+                moved = [m for m in moves.get(ret.value.value, ()) if self.idx.scope(m) is factory]
+                if moved:
+                    return moved[0]
+        return None
 
     def rebuilt_since(self, move: cst.Call, use: cst.BaseExpression) -> bool:
         """Every binding of the model name `use` that may reach it binds a fresh model, built
@@ -884,7 +915,7 @@ class Placements:
         same_scope = self.idx.scope(move) is self.idx.scope(use)
         return bool(reaching) and all(
             binding.value is not None
-            and not any(node is move for node in self.idx.within(binding.node, cst.Call))
+            and not any(node is move or self._factory_moves.get(id(node)) is move for node in self.idx.within(binding.node, cst.Call))
             and not any(isinstance(n, cst.Name) and n.value == use.value for n in self.idx.within(binding.value, cst.Name))
             and (not same_scope or binding.order > self.idx.end(move))
             for binding in reaching

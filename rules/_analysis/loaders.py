@@ -18,7 +18,7 @@ import libcst as cst
 
 from torchlint.rule import FileContext
 from torchlint.rules import _summaries as sm
-from torchlint.rules._analysis.callgraph import functions
+from torchlint.rules._analysis.callgraph import Functions, functions
 from torchlint.rules._analysis.calls import (
     bind_arguments,
     call_taking,
@@ -211,12 +211,16 @@ def raw_batch(expr: cst.BaseExpression, raw: set[str]) -> bool:
     return False
 
 
-def calls_on_raw_batch(idx: Index, loop: cst.For) -> list[tuple[cst.Call, list[cst.BaseExpression]]]:
+def calls_on_raw_batch(
+    idx: Index, loop: cst.For, funcs: Functions | None = None
+) -> list[tuple[cst.Call, list[cst.BaseExpression]]]:
     """The calls of the loop body (in its own scope, in source order) with the arguments that
     still hold the batch as the loader yielded it; an assignment of a moved value (`x =
-    x.cuda()`) ends a name's raw state, one of raw data (`x = batch[0]`) starts it."""
+    x.cuda()`) ends a name's raw state, one of raw data (`x = batch[0]`) starts it. With
+    `funcs`, also the calls in the local helpers that the loop hands the raw batch to
+    (`self.step(batch)`), on the parameters that receive it."""
     raw = {name.value for name in target_names(batch_target(loop))}
-    return calls_on_raw_data(idx, loop.body, raw, idx.scope(loop))
+    return calls_on_raw_data(idx, loop.body, raw, idx.scope(loop), funcs=funcs)
 
 
 def calls_on_raw_sample(idx: Index, sample: DatasetSample) -> list[tuple[cst.Call, list[cst.BaseExpression]]]:
@@ -227,11 +231,22 @@ def calls_on_raw_sample(idx: Index, sample: DatasetSample) -> list[tuple[cst.Cal
     return calls_on_raw_data(idx, scope, raw, scope, after=idx.order(sample.statement))
 
 
+# How deep `calls_on_raw_data` follows raw data into local helpers (`step` -> `forward_loss`).
+MAX_HELPER_DEPTH = 3
+
+
 def calls_on_raw_data(
-    idx: Index, within: cst.CSTNode, raw: set[str], scope: cst.CSTNode, after: int = -1
+    idx: Index,
+    within: cst.CSTNode,
+    raw: set[str],
+    scope: cst.CSTNode,
+    after: int = -1,
+    funcs: Functions | None = None,
+    depth: int = 0,
 ) -> list[tuple[cst.Call, list[cst.BaseExpression]]]:
     """The calls in `within` (in `scope` itself, after source order `after`) with the
-    arguments that still hold the data that the names `raw` hold at the start."""
+    arguments that still hold the data that the names `raw` hold at the start; with `funcs`,
+    followed into the one local function that such a call runs."""
     raw = set(raw)
     events: list[cst.Assign | cst.Call] = [*idx.within(within, cst.Assign), *idx.within(within, cst.Call)]
     events = sorted((node for node in events if idx.order(node) > after), key=idx.order)
@@ -248,7 +263,22 @@ def calls_on_raw_data(
         inputs = [arg.value for arg in node.args if raw_batch(arg.value, raw)]
         if inputs:
             found.append((node, inputs))
+            if funcs is not None and depth < MAX_HELPER_DEPTH:
+                found.extend(_calls_in_helper(idx, funcs, node, inputs, depth))
     return found
+
+
+def _calls_in_helper(
+    idx: Index, funcs: Functions, call: cst.Call, inputs: list[cst.BaseExpression], depth: int
+) -> list[tuple[cst.Call, list[cst.BaseExpression]]]:
+    targets = funcs.resolve(call)
+    if len(targets) != 1:
+        return []
+    helper = targets[0]
+    params = {name for name, value in bind_arguments(funcs, helper, call).items() if any(value is i for i in inputs)}
+    if not params:
+        return []
+    return calls_on_raw_data(idx, helper.body, params, helper, funcs=funcs, depth=depth + 1)
 
 
 @dataclass(frozen=True)
