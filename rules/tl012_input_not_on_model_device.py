@@ -22,7 +22,9 @@ class InputNotOnModelDevice(Rule):
     Finds a model moved to an accelerator (`model.cuda()`, `model.to(device)`) that is
     then called, in a training or evaluation loop over a data loader, on a batch taken
     straight from the loader that is never moved to a device: no `x.to(device)`,
-    `x.cuda()`, `to_device(batch)` or `{k: v.to(device) ...}` anywhere in the loop. The batch is followed
+    `x.cuda()`, `to_device(batch)` or `{k: v.to(device) ...}` anywhere in the loop; or, when the loop moves some parts
+    of the batch, a part it forgets (`labels`) that a loss or a torch op meets with the
+    model's output (lengths, which stay on the host for CTC and packing, excepted). The batch is followed
     into the local helpers that the loop hands it to (`self.step(batch)`), and a model that a
     local factory moved and returned (`model = build_model(cfg)`) counts as moved. Likewise
     a sample taken from a dataset by index (`image, label = test_set[0]`, the single-image
@@ -254,6 +256,24 @@ class InputNotOnModelDevice(Rule):
 
         net = Net().cuda()
         """,
+        # each part of the batch is moved, or kept on the host on purpose: CTC lengths, file
+        # paths handed to a helper, a metric computed on the host
+        """
+        import torch
+        import torch.nn.functional as F
+        device = torch.device("cuda")
+        model = Net().to(device)
+        for feats, targets, feat_lens, target_lens, paths in loader:
+            feats, targets = feats.to(device), targets.to(device)
+            log_probs = model(feats)
+            loss = F.ctc_loss(log_probs, targets, feat_lens, target_lens)
+            save_predictions(log_probs, paths)
+        for images, labels in val_loader:
+            images = images.to(device)
+            outputs = model(images)
+            acc = accuracy(outputs.cpu(), labels)
+            loss = criterion(outputs, labels.to(device))
+        """,
     ]
 
     INVALID = [
@@ -275,6 +295,20 @@ class InputNotOnModelDevice(Rule):
             def run(self):
                 for batch in self.loader:
                     self.step(batch)
+        """,
+        # the inputs are moved, the labels are forgotten: the loss mixes devices
+        """
+        import torch
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = Net().to(device)
+        for epoch in range(10):
+            for step, (inputs, labels) in enumerate(train_loader):
+                inputs = inputs.to(device)
+                outputs = model(inputs)
+                loss = criterion(outputs, labels)  # expect: TL012
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
         """,
         # the model comes from a factory that moved it to the GPU
         """
@@ -450,10 +484,15 @@ class InputNotOnModelDevice(Rule):
             return
         for loop in finder.idx.nodes(cst.For):
             found = finder.unmoved_call(loop)
+            source = finder.data.loader(loop.iter) or loop.iter
             if found is not None:
                 call, move, inputs = found
-                source = finder.data.loader(loop.iter) or loop.iter
                 yield self.report(call, finder.message(call, move, inputs, source))
+                continue
+            forgotten = finder.forgotten_part_call(loop)
+            if forgotten is not None:
+                call, move, part, output = forgotten
+                yield self.report(call, finder.forgotten_message(call, move, part, output, source))
         for sample in an.dataset_samples(ctx):
             found = finder.unmoved_sample_call(sample)
             if found is not None:
@@ -484,6 +523,35 @@ class _Finder:
             return None
         self.discarded = discarded
         return self._first_unmoved(an.calls_on_raw_batch(self.idx, loop, self.funcs), loop)
+
+    def forgotten_part_call(self, loop: cst.For) -> tuple[cst.Call, cst.Call, cst.BaseExpression, cst.Call] | None:
+        """A call (`criterion(outputs, labels)`) that meets the output of a moved model with a
+        part of the batch that the loop forgot to move, while it moves the others."""
+        if self.data.loader(loop.iter) is None or self.data.iterable_prepared(loop):
+            return None
+        forgotten = an.forgotten_batch_parts(self.idx, self.funcs, loop)
+        if not forgotten:
+            return None
+        for call, inputs in an.calls_on_raw_batch(self.idx, loop):
+            # A loss or a torch op combines the tensors; a helper may take paths or indices.
+            if not an.is_loss_call(self.imps, call) and not (self.imps.callee(call) or "").startswith("torch."):
+                continue
+            parts = [e for e in inputs if forgotten & {n.value for n in self.idx.within(e, cst.Name)}]
+            for arg in call.args if parts else ():
+                output = self._model_output(arg.value, loop)
+                move = self._moved_model(output, loop) if output is not None else None
+                if move is not None and output is not None:
+                    return call, move, parts[0], output
+        return None
+
+    def _model_output(self, expr: cst.BaseExpression, loop: cst.For) -> cst.Call | None:
+        """`model(x)`, or the name the loop bound to it (`outputs = model(x)`)."""
+        if isinstance(expr, cst.Name):
+            binding = an.binding_before(self.idx, loop, expr.value, expr)
+            if binding is None or binding.unpacked:
+                return None
+            expr = binding.value
+        return expr if isinstance(expr, cst.Call) and an.called_module(expr) is not None else None
 
     def unmoved_sample_call(self, sample: an.DatasetSample) -> tuple[cst.Call, cst.Call, list[str]] | None:
         """A moved model called on a dataset sample that nothing moved (`model(ds[0][0])`)."""
@@ -527,6 +595,24 @@ class _Finder:
             if key and key in self.moves:
                 return self.moves[key][0]
         return None
+
+    def forgotten_message(
+        self, call: cst.Call, move: cst.Call, part: cst.BaseExpression, output: cst.Call, source: cst.BaseExpression
+    ) -> str:
+        code = self.ctx.module.code_for_node
+        model = code(an.called_module(output) or output.func)
+        name = code(part)
+        if an.method_name(move) == "cuda":
+            fix = f"{name}.cuda()"
+        else:
+            device_arg = an.keyword(move, "device") or an.positional(move)[0]
+            fix = f"{name}.to({code(device_arg.value)})"
+        return (
+            f"`{name}` comes from `{code(source)}` and is never moved, while the loop moves the rest "
+            f"of the batch and `{model}` is moved (`{code(move)}`): `{code(call.func)}(...)` mixes "
+            f"the model's output with a CPU tensor and fails with a device mismatch; move it too, "
+            f"e.g. `{fix}`"
+        )
 
     def message(
         self, call: cst.Call, move: cst.Call, inputs: list[str], source: cst.BaseExpression, moved: str = "the batch"

@@ -93,6 +93,30 @@ class TestRawBatch:
         ]
         assert len(an.calls_on_raw_batch(an.index(ctx), loop)) == 2
 
+    @pytest.mark.parametrize(
+        ("body", "forgotten"),
+        [
+            ("x = x.to(device); out = model(x)", {"y"}),
+            ("x, y = x.to(device), y.to(device)", set()),
+            ("out = model(x)", set()),  # nothing moved: the plain unmoved-batch case
+            ("x = x.cuda(); loss = criterion(model(x), y.cuda())", set()),
+            ("x = x.cuda(); loss = self.loss_on(x, y)", set()),  # handed to a local helper
+        ],
+    )
+    def test_forgotten_batch_parts(self, body: str, forgotten: set[str]) -> None:
+        ctx = context(
+            f"""
+            class T:
+                def loss_on(self, x, y):
+                    return x
+                def run(self):
+                  for x, y, x_lens in loader:
+                    {body}
+            """
+        )
+        (loop,) = an.index(ctx).nodes(cst.For)
+        assert an.forgotten_batch_parts(an.index(ctx), an.functions(ctx), loop) == forgotten
+
     def test_discarded_moves_only_for_unpacked_tensors(self) -> None:
         ctx = context(
             """

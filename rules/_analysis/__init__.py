@@ -179,6 +179,7 @@ from torchlint.rules._analysis.loaders import (
     DatasetSample as DatasetSample,
     dataset_samples as dataset_samples,
     discarded_moves as discarded_moves,
+    forgotten_batch_parts as forgotten_batch_parts,
     loader_setting as loader_setting,
     loader_settings as loader_settings,
     LoaderSettings as LoaderSettings,

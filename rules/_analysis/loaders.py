@@ -30,7 +30,7 @@ from torchlint.rules._analysis.calls import (
     receiver,
 )
 from torchlint.rules._analysis.dataflow import assigned_values, bound_target, target_names
-from torchlint.rules._analysis.devices import MAX_VALUE_DEPTH, placements
+from torchlint.rules._analysis.devices import MAX_VALUE_DEPTH, Placements, placements
 from torchlint.rules._analysis.index import Index, index
 from torchlint.rules._analysis.names import calls_to, dotted, imports, last_name, mentions
 from torchlint.rules._analysis.training import unwrap_iterable
@@ -42,6 +42,7 @@ from torchlint.rules._analysis.vocabulary import (
     TENSOR_FACTORIES,
     TEXT_WORDS,
     says_evaluation_data,
+    says_length,
 )
 
 # `torch.utils.data.DataLoader`'s parameters, in the order it takes them positionally.
@@ -359,6 +360,24 @@ def discarded_moves(idx: Index, loop: cst.For) -> dict[str, cst.Call]:
             if owner.value in raw and idx.scope(statement) is idx.scope(loop):
                 found[owner.value] = call
     return found
+
+
+def forgotten_batch_parts(idx: Index, funcs: Functions, loop: cst.For) -> set[str]:
+    """The names unpacked from the batch (`labels` in `for inputs, labels in loader`) that
+    nothing in the loop moves while another one is moved (`inputs = inputs.to(device)`): the
+    loop puts its data on the device but forgets a part. A name handed to a local helper,
+    or to any call that may move data, counts as moved; lengths (`feat_lens`) stay on the
+    host on purpose."""
+    target = batch_target(loop)
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return set()
+    parts = {name.value for name in target_names(target)}
+    moved: set[str] = set()
+    for call in idx.within(loop.body, cst.Call):
+        mentioned = {n.value for n in idx.within(call, cst.Name)} & parts
+        if mentioned and (Placements.is_data_move(call) or funcs.resolve(call)):
+            moved |= mentioned
+    return {name for name in parts - moved if not says_length(name)} if moved else set()
 
 
 # -- how a DataLoader is built and used --------------------------------------------------------

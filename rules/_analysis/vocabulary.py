@@ -121,6 +121,14 @@ def says_host(name: str | None) -> bool:
 
 
 # Names that say a value is, or picks, a device.
+# Sizes that stay on the host on purpose: `pack_padded_sequence` and CTC losses take CPU lengths.
+LENGTH_WORDS = frozenset("len lens length lengths sizes".split())
+
+
+def says_length(name: str) -> bool:
+    return bool(LENGTH_WORDS.intersection(name_tokens(name)))
+
+
 DEVICE_WORDS = frozenset("device devices dev gpu gpus cuda rank".split())
 # Names that hold a per-process device index (`local_rank`, `args.gpu`, `device_id`).
 RANK_WORDS = frozenset("rank gpu gpus local device id idx index ordinal".split())
