@@ -689,6 +689,34 @@ def _prepared(idx: Index, loader: cst.Call, name: str | None) -> bool:
     return False
 
 
+def sets_epoch_for(ctx: FileContext, loop: cst.For | cst.While, sampler: Sampler) -> bool:
+    """Code that `loop` runs (its body and the local helpers it calls) calls a `set_epoch`
+    that may be `sampler`'s: any but one on another sampler of the module
+    (`val_sampler.set_epoch(epoch)` leaves `train_sampler` in the same order)."""
+    idx, funcs = index(ctx), functions(ctx)
+    return any(
+        method_name(call) == "set_epoch" and not _other_sampler(ctx, receiver(call), sampler)
+        for root in funcs.reachable(loop.body)
+        for call in idx.within(root, cst.Call)
+    )
+
+
+def _other_sampler(ctx: FileContext, owner: cst.BaseExpression | None, sampler: Sampler) -> bool:
+    """`owner` is only ever bound to another `DistributedSampler(...)` than `sampler`'s, or is
+    the `.sampler` of a name only ever bound to another `DataLoader(...)`."""
+    if owner is None:
+        return False
+    ours: tuple[cst.CSTNode | None, ...] = (sampler.call, sampler.loader)
+    made = "DistributedSampler"
+    if isinstance(owner, cst.Attribute) and owner.attr.value == "sampler":
+        owner, made = owner.value, "DataLoader"
+    name = dotted(owner)
+    values = assigned_values(ctx).get(name, []) if name is not None else []
+    return bool(values) and all(
+        isinstance(v, cst.Call) and callee_name(v) == made and all(v is not o for o in ours) for v in values
+    )
+
+
 def loader_passes(ctx: FileContext, sampler: Sampler) -> list[cst.CSTNode]:
     """Where a sampler's loader runs a whole pass: `for` loops over it (or over a progress bar
     wrapping it), a loop over the DataLoader call itself, and calls of local functions that it
