@@ -25,7 +25,8 @@ function: {"kind": "function", "params": [...], "effects": [...], "calls": [...]
            "passes": {called: [positions of the call's arguments that are own parameters]},
            "mode_params": {param: "eval" | "train" | "flag:<param>"},
            "runs": [params and `self.<attr>` it calls: `model(x)`, `self.net.forward(x)`, `self.log(x)`],
-           "returns": [...]}
+           "returns": [...],
+           "returns_backpropagated": bool}  # every return hands back a loss it back-propagated
 class:    {"kind": "class", "bases": [...], "methods": {name: function}, "attrs": {attr: [...]},
            "mode_words": bool, "dropout_params": {param: default}, "init_params": [...],
            "uses": [...]}
@@ -252,6 +253,8 @@ class _Function:
         self.modes: dict[str, str] = {}
         self.runs: dict[str, None] = {}
         self.returns: list[ast.expr] = []
+        # Names this function back-propagates (`loss` in `loss.backward()`).
+        self.backpropagated: set[str] = set()
         self.assigned: dict[str, ast.expr] = {}
         # Loop variables over `self.parameters()`: `p` in `for p in self.parameters():`.
         self.self_params: set[str] = set()
@@ -278,6 +281,9 @@ class _Function:
             "mode_params": self.modes,
             "runs": list(self.runs),
             "returns": list(returns),
+            # Every `return` hands back a loss it back-propagated: it still carries a graph.
+            "returns_backpropagated": bool(self.returns)
+            and all(isinstance(v, ast.Name) and v.id in self.backpropagated for v in self.returns),
         }
 
 
@@ -480,6 +486,8 @@ class _Walk:
                 found.add("schedules")
         elif method in ("backward", "manual_backward") or qualified == "torch.autograd.backward":
             found.add("backward")
+            if method == "backward" and isinstance(owner, ast.Name):
+                active[0].backpropagated.add(owner.id)
         elif method == "requires_grad_" and owner is not None and call.args and _is_false(call.args[0]):
             frozen = _dotted(owner)
             for function in active:
@@ -727,6 +735,13 @@ def call_effects(ctx: FileContext, call: cst.Call) -> frozenset[str]:
     """The effects of a call of a project function or class; empty when unknown."""
     entry = entry_for(ctx, call.func)
     return effects(ctx, entry) if entry is not None and entry.kind in ("function", "class") else frozenset()
+
+
+def returns_backpropagated_loss(ctx: FileContext, call: cst.Call) -> bool:
+    """A call of a project function that returns the loss it back-propagated (`loss =
+    train_step(model, batch)` with `from engine import train_step`)."""
+    entry = entry_for(ctx, call.func)
+    return entry is not None and entry.kind == "function" and bool(entry.data.get("returns_backpropagated"))
 
 
 def is_module_class(ctx: FileContext, entry: Entry, depth: int = 0) -> bool:

@@ -18,7 +18,8 @@ class LossAccumulatedWithGraph(Rule):
     Finds a running total of a tensor that requires grad, kept across the iterations of a
     loop: `total_loss += loss`, `total = total + loss`, `losses.append(loss)`,
     `meter.update(loss, n)` of an `AverageMeter`-like running average, where
-    `loss` is back-propagated in that iteration (or is part of what is), or is a loss
+    `loss` is back-propagated in that iteration (or is part of what is, or is returned by a
+    step function of this module or another project module that back-propagated it), or is a loss
     computed with gradients enabled in an evaluation loop, and is added without
     `.item()`, `.detach()` or `float()`.
 
