@@ -26,7 +26,8 @@ function: {"kind": "function", "params": [...], "effects": [...], "calls": [...]
            "mode_params": {param: "eval" | "train" | "flag:<param>"},
            "runs": [params and `self.<attr>` it calls: `model(x)`, `self.net.forward(x)`, `self.log(x)`],
            "returns": [...],
-           "returns_backpropagated": bool}  # every return hands back a loss it back-propagated
+           "returns_backpropagated": bool,  # every return hands back a loss it back-propagated
+           "mixes": [project functions whose results it computes with: `x + table(n)`]}
 class:    {"kind": "class", "bases": [...], "methods": {name: function}, "attrs": {attr: [...]},
            "mode_words": bool, "dropout_params": {param: default}, "init_params": [...],
            "uses": [...]}
@@ -253,6 +254,8 @@ class _Function:
         self.modes: dict[str, str] = {}
         self.runs: dict[str, None] = {}
         self.returns: list[ast.expr] = []
+        # Operands of arithmetic (`x + table(n)`, `x * mask` after `mask = make_mask(x)`).
+        self.operands: list[ast.expr] = []
         # Names this function back-propagates (`loss` in `loss.backward()`).
         self.backpropagated: set[str] = set()
         self.assigned: dict[str, ast.expr] = {}
@@ -272,6 +275,13 @@ class _Function:
                 target = names.written(value.func, self.cls) or names.qualified(value.func)
                 if target:
                     returns[target] = None
+        mixes: dict[str, None] = {}
+        for value in self.operands:
+            if isinstance(value, ast.Name) and value.id in self.assigned:
+                value = self.assigned[value.id]
+            mixed = names.written(value.func, self.cls) if isinstance(value, ast.Call) else None
+            if mixed:
+                mixes[mixed] = None
         return {
             "kind": "function",
             "params": self.params,
@@ -281,6 +291,7 @@ class _Function:
             "mode_params": self.modes,
             "runs": list(self.runs),
             "returns": list(returns),
+            "mixes": list(mixes),
             # Every `return` hands back a loss it back-propagated: it still carries a graph.
             "returns_backpropagated": bool(self.returns)
             and all(isinstance(v, ast.Name) and v.id in self.backpropagated for v in self.returns),
@@ -419,6 +430,9 @@ class _Walk:
                 if any(_is_grad(t) for t in node.targets):  # type: ignore[attr-defined]
                     for func in active:
                         func.effects.add("clears_grads")
+            elif kind is ast.BinOp:
+                if own is not None:
+                    own.operands.extend((node.left, node.right))  # type: ignore[attr-defined]
             elif kind is ast.Return:
                 if own is not None and node.value is not None:  # type: ignore[attr-defined]
                     own.returns.append(node.value)  # type: ignore[attr-defined]
@@ -815,6 +829,14 @@ def called_from_methods(ctx: FileContext, methods: Iterable[str]) -> dict[str, l
     the positions at which those methods pass them their own parameters."""
     project = view(ctx)
     return project.called_from_methods(methods) if project is not None else {}
+
+
+def mixed_by_methods(ctx: FileContext, methods: Iterable[str]) -> list[str]:
+    """The checked file's top-level functions whose results methods named in `methods` of
+    classes in other modules of its folder compute with as they got them (`x +
+    functional.table(n)` in a layer's `forward`)."""
+    project = view(ctx)
+    return project.mixed_by_methods(methods) if project is not None else []
 
 
 def project_places_on_device(ctx: FileContext) -> bool:

@@ -15,7 +15,9 @@ class FactoryWithoutDevice(Rule):
     ## What it does
     Finds tensor factories (`torch.zeros`, `ones`, `empty`, `full`, `arange`, `rand`, `randn`,
     `randint`, `randperm`, `eye`, `tensor`, `linspace`, `logspace`) called without `device=`
-    inside an `nn.Module`'s `forward` (or a method that `forward` calls through `self`), or
+    inside an `nn.Module`'s `forward` (or a method or function of the file that `forward` calls,
+    or a function of another module of the folder whose result a layer's `forward` computes
+    with: `x + sinusoid_table(n, d)`), or
     in a LightningModule's `training_step` / `validation_step` / `test_step` / `predict_step`,
     in a project that runs models on a device (the file itself, or another module of the
     project, such as the training script that moves a layer library's model to CUDA; or the

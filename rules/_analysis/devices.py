@@ -164,6 +164,8 @@ class ForwardFactories:
         # positions of the parameters to which it passes its own inputs: those are taken as
         # a `forward`'s inputs are.
         self._run_by_other_forwards: dict[int, set[int]] = {}
+        # Of those, the names of the ones whose results such a `forward` computes with.
+        self._mixed_by_other_forwards: frozenset[str] | None = None
 
     # -- where to look ----------------------------------------------------------
 
@@ -201,6 +203,11 @@ class ForwardFactories:
             if func is not None and self.idx.scope(func) is self.ctx.module:
                 self._run_by_other_forwards[id(func)] = set(positions)
                 yield func, self._methods_run_by(func)
+
+    def _mixed_by_others(self) -> frozenset[str]:
+        if self._mixed_by_other_forwards is None:
+            self._mixed_by_other_forwards = frozenset(sm.mixed_by_methods(self.ctx, ("forward",)))
+        return self._mixed_by_other_forwards
 
     def _methods_run_by(self, forward: cst.FunctionDef) -> list[cst.FunctionDef]:
         found: dict[int, cst.FunctionDef] = {id(forward): forward}
@@ -480,13 +487,15 @@ class ForwardFactories:
     def _returned(self, statement: cst.Return, depth: int) -> Fate:
         """A helper returns the tensor: what its callers do with it (a method's callers in the
         class, a module-level function's callers in the file's functions: `grid =
-        make_grid(h, w)` in `forward`). `forward` returns it to code this file may not show,
-        which may move it."""
+        make_grid(h, w)` in `forward`, or a layer's `forward` in another module that computes
+        with the result). `forward` returns it to code this file may not show, which may move it."""
         method = self.idx.scope(statement)
         if isinstance(method, cst.FunctionDef) and method.name.value == "forward":
             return Fate.RETURNED
         if not isinstance(method, cst.FunctionDef) or depth >= MAX_FLOW:
             return Fate.NONE
+        if id(method) in self._run_by_other_forwards and method.name.value in self._mixed_by_others():
+            return Fate.MIXED  # `x + table(n)` in a layer's `forward` in another module
         sites = [
             site
             for site in self.funcs.call_sites(method)
