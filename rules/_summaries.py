@@ -27,7 +27,8 @@ function: {"kind": "function", "params": [...], "effects": [...], "calls": [...]
            "runs": [params and `self.<attr>` it calls: `model(x)`, `self.net.forward(x)`, `self.log(x)`],
            "returns": [...],
            "returns_backpropagated": bool,  # every return hands back a loss it back-propagated
-           "mixes": [project functions whose results it computes with: `x + table(n)`]}
+           "mixes": [project functions whose results it computes with: `x + table(n)`],
+           "clock_reads": number}  # wall-clock reads: a timing helper reads two or more
 class:    {"kind": "class", "bases": [...], "methods": {name: function}, "attrs": {attr: [...]},
            "mode_words": bool, "dropout_params": {param: default}, "init_params": [...],
            "uses": [...]}
@@ -256,6 +257,8 @@ class _Function:
         self.returns: list[ast.expr] = []
         # Operands of arithmetic (`x + table(n)`, `x * mask` after `mask = make_mask(x)`).
         self.operands: list[ast.expr] = []
+        # Wall-clock reads (`time.perf_counter()`): two or more make a timing helper.
+        self.clock_reads = 0
         # Names this function back-propagates (`loss` in `loss.backward()`).
         self.backpropagated: set[str] = set()
         self.assigned: dict[str, ast.expr] = {}
@@ -292,6 +295,7 @@ class _Function:
             "runs": list(self.runs),
             "returns": list(returns),
             "mixes": list(mixes),
+            "clock_reads": self.clock_reads,
             # Every `return` hands back a loss it back-propagated: it still carries a graph.
             "returns_backpropagated": bool(self.returns)
             and all(isinstance(v, ast.Name) and v.id in self.backpropagated for v in self.returns),
@@ -507,6 +511,8 @@ class _Walk:
             for function in active:
                 if frozen == "self" or frozen in function.self_params:
                     function.effects.add("freezes_self")
+        if qualified in an.WALL_CLOCKS:
+            active[0].clock_reads += 1
         if qualified.endswith("cuda.synchronize") or method in an.WAITING_METHODS:
             found.add("syncs")
         if method in ("to", "cuda"):
@@ -749,6 +755,19 @@ def call_effects(ctx: FileContext, call: cst.Call) -> frozenset[str]:
     """The effects of a call of a project function or class; empty when unknown."""
     entry = entry_for(ctx, call.func)
     return effects(ctx, entry) if entry is not None and entry.kind in ("function", "class") else frozenset()
+
+
+def timed_parameters(ctx: FileContext, call: cst.Call) -> list[tuple[str, int]]:
+    """For a call of a project timing helper (`def timeit(fn, *args)`: it reads a wall clock
+    twice or more, calls a parameter, and never synchronizes, itself or through what it
+    calls), the parameters it calls, each with its position."""
+    entry = entry_for(ctx, call.func)
+    if entry is None or entry.kind != "function" or entry.data.get("clock_reads", 0) < 2:
+        return []
+    if "syncs" in effects(ctx, entry):
+        return []
+    params = entry.data.get("params", [])
+    return [(param, params.index(param)) for param in entry.data.get("runs", ()) if param in params]
 
 
 def returns_backpropagated_loss(ctx: FileContext, call: cst.Call) -> bool:

@@ -236,6 +236,7 @@ from torchlint.rules._analysis.timing import (
     Measurement as Measurement,
     Clocks as Clocks,
     clocks as clocks,
+    project_timer_calls as project_timer_calls,
 )
 from torchlint.rules._analysis.networks import (
     Networks as Networks,
