@@ -28,7 +28,8 @@ function: {"kind": "function", "params": [...], "effects": [...], "calls": [...]
            "returns": [...],
            "returns_backpropagated": bool,  # every return hands back a loss it back-propagated
            "mixes": [project functions whose results it computes with: `x + table(n)`],
-           "clock_reads": number}  # wall-clock reads: a timing helper reads two or more
+           "clock_reads": number,  # wall-clock reads: a timing helper reads two or more
+           "returns_moved": bool}  # returns a model it moved to an accelerator
 class:    {"kind": "class", "bases": [...], "methods": {name: function}, "attrs": {attr: [...]},
            "mode_words": bool, "dropout_params": {param: default}, "init_params": [...],
            "uses": [...]}
@@ -231,6 +232,22 @@ def _is_grad(expr: ast.expr) -> bool:
     return False
 
 
+def _moves_to_accelerator(value: ast.expr) -> bool:
+    """`x.cuda()`, `x.to(device)`, `x.to("cuda")`, `x.to(torch.device(...))`: not a dtype cast."""
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
+        return False
+    if value.func.attr == "cuda":
+        return True
+    if value.func.attr != "to":
+        return False
+    target = next((k.value for k in value.keywords if k.arg == "device"), value.args[0] if value.args else None)
+    if isinstance(target, ast.Constant):
+        return isinstance(target.value, str) and bool(an.CUDA_TEXT.match(target.value))
+    if isinstance(target, ast.Call):
+        return _last(target.func) == "device"
+    return isinstance(target, (ast.Name, ast.Attribute)) and bool(an.DEVICE_WORDS.intersection(an.name_tokens(_last(target))))
+
+
 def _params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     args = func.args
     return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
@@ -259,6 +276,8 @@ class _Function:
         self.operands: list[ast.expr] = []
         # Wall-clock reads (`time.perf_counter()`): two or more make a timing helper.
         self.clock_reads = 0
+        # Names it moves to an accelerator (`net` in `net.cuda()`, `net = Net().to(device)`).
+        self.moved: set[str] = set()
         # Names this function back-propagates (`loss` in `loss.backward()`).
         self.backpropagated: set[str] = set()
         self.assigned: dict[str, ast.expr] = {}
@@ -296,6 +315,10 @@ class _Function:
             "returns": list(returns),
             "mixes": list(mixes),
             "clock_reads": self.clock_reads,
+            # A `return` hands back a model it moved to an accelerator (`return net.cuda()`).
+            "returns_moved": any(
+                (isinstance(v, ast.Name) and v.id in self.moved) or _moves_to_accelerator(v) for v in self.returns
+            ),
             # Every `return` hands back a loss it back-propagated: it still carries a graph.
             "returns_backpropagated": bool(self.returns)
             and all(isinstance(v, ast.Name) and v.id in self.backpropagated for v in self.returns),
@@ -452,6 +475,8 @@ class _Walk:
             self.defs[name] = found.data(self.names)
 
     def _assign(self, node: ast.Assign, active: tuple[_Function, ...], cls: _Class | None) -> None:
+        if active and _moves_to_accelerator(node.value):
+            active[0].moved.update(t.id for t in node.targets if isinstance(t, ast.Name))
         for target in node.targets:
             if _is_grad(target):
                 for func in active:
@@ -513,6 +538,8 @@ class _Walk:
                     function.effects.add("freezes_self")
         if qualified in an.WALL_CLOCKS:
             active[0].clock_reads += 1
+        if _moves_to_accelerator(call) and isinstance(owner, ast.Name):
+            active[0].moved.add(owner.id)
         if qualified.endswith("cuda.synchronize") or method in an.WAITING_METHODS:
             found.add("syncs")
         if method in ("to", "cuda"):
@@ -755,6 +782,13 @@ def call_effects(ctx: FileContext, call: cst.Call) -> frozenset[str]:
     """The effects of a call of a project function or class; empty when unknown."""
     entry = entry_for(ctx, call.func)
     return effects(ctx, entry) if entry is not None and entry.kind in ("function", "class") else frozenset()
+
+
+def returns_moved_model(ctx: FileContext, call: cst.Call) -> bool:
+    """A call of a project function that returns a model it moved to an accelerator (`model =
+    build_model(cfg)` with `from .models import build_model`)."""
+    entry = entry_for(ctx, call.func)
+    return entry is not None and entry.kind == "function" and bool(entry.data.get("returns_moved"))
 
 
 def timed_parameters(ctx: FileContext, call: cst.Call) -> list[tuple[str, int]]:

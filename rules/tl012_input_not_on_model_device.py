@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from typing import Callable, Iterator
 
 import libcst as cst
 
@@ -26,7 +26,8 @@ class InputNotOnModelDevice(Rule):
     of the batch, a part it forgets (`labels`) that a loss or a torch op meets with the
     model's output (lengths, which stay on the host for CTC and packing, excepted). The batch is followed
     into the local helpers that the loop hands it to (`self.step(batch)`), and a model that a
-    local factory moved and returned (`model = build_model(cfg)`) counts as moved. Likewise
+    factory of this module or another project module moved and returned (`model =
+    build_model(cfg)`) counts as moved. Likewise
     a sample taken from a dataset by index (`image, label = test_set[0]`, the single-image
     prediction after training) and passed to the model as the dataset made it.
 
@@ -76,7 +77,8 @@ class InputNotOnModelDevice(Rule):
     CODE = "TL012"
     NAME = "input-not-on-model-device"
     SUMMARY = "Model moved to a GPU is called on loader batches or dataset samples that are never moved"
-    TRIGGERS = ((".cuda(", ".to("), ("oader", "_dl", "dl_", " dl", "(dl", "_DL", "DL_", "ataset", "ImageFolder"))
+    # `device`: a factory of another module may move the model (`build_model(cfg, device)`).
+    TRIGGERS = ((".cuda(", ".to(", "device"), ("oader", "_dl", "dl_", " dl", "(dl", "_DL", "DL_", "ataset", "ImageFolder"))
     CONFIRMED_BY = ("TL101",)
 
     VALID = [
@@ -602,11 +604,7 @@ class _Finder:
         code = self.ctx.module.code_for_node
         model = code(an.called_module(output) or output.func)
         name = code(part)
-        if an.method_name(move) == "cuda":
-            fix = f"{name}.cuda()"
-        else:
-            device_arg = an.keyword(move, "device") or an.positional(move)[0]
-            fix = f"{name}.to({code(device_arg.value)})"
+        fix = _move_fix(code, move, name)[1]
         return (
             f"`{name}` comes from `{code(source)}` and is never moved, while the loop moves the rest "
             f"of the batch and `{model}` is moved (`{code(move)}`): `{code(call.func)}(...)` mixes "
@@ -620,12 +618,7 @@ class _Finder:
         code = self.ctx.module.code_for_node
         model = code(an.called_module(call) or call.func)
         data = inputs[0]
-        if an.method_name(move) == "cuda":
-            where, fix = "the GPU", f"{data}.cuda()"
-        else:
-            device_arg = an.keyword(move, "device") or an.positional(move)[0]
-            device = code(device_arg.value)
-            where, fix = f"`{device}`", f"{data}.to({device})"
+        where, fix = _move_fix(code, move, data)
         loader = code(source)
         thrown_away = self.discarded.get(data)
         if thrown_away is not None:
@@ -641,3 +634,14 @@ class _Finder:
             f"{moved} first, e.g. `{fix}`"
         )
 
+
+def _move_fix(code: Callable[[cst.CSTNode], str], move: cst.Call, data: str) -> tuple[str, str]:
+    """Where `move` puts the model, and the move of `data` that follows it there."""
+    if an.method_name(move) == "cuda":
+        return "the GPU", f"{data}.cuda()"
+    device_arg = an.keyword(move, "device") or next(iter(an.positional(move)), None)
+    if an.method_name(move) != "to" or device_arg is None:
+        # The factory of another module that moved the model: its device is not in sight.
+        return f"a device by `{code(move.func)}()`", f"{data}.to(device)"
+    device = code(device_arg.value)
+    return f"`{device}`", f"{data}.to({device})"

@@ -105,6 +105,7 @@ from torchlint.rules._analysis.dataflow import (
 )
 from torchlint.rules._analysis.vocabulary import (
     name_tokens as name_tokens,
+    DEVICE_WORDS as DEVICE_WORDS,
     name_says_optimizer as name_says_optimizer,
     is_optimizer_class as is_optimizer_class,
     MODULE_UTILITY_METHODS as MODULE_UTILITY_METHODS,

@@ -34,7 +34,7 @@ from torchlint.rules._analysis.index import children, Index, index
 from torchlint.rules._analysis.modes import model_key
 from torchlint.rules._analysis.networks import networks
 from torchlint.rules._analysis.names import calls_to, dotted, Imports, imports, last_name, mentions, string_text
-from torchlint.rules._analysis.vocabulary import DEVICE_WORDS, RANK_WORDS, name_tokens, says_host
+from torchlint.rules._analysis.vocabulary import DEVICE_WORDS, RANK_WORDS, name_says_model_run, name_tokens, says_host
 
 CUDA_TEXT = re.compile(r"^(cuda|nccl)\b")
 
@@ -887,20 +887,29 @@ class Placements:
         return moves
 
     def _add_factory_moves(self, moves: dict[str, list[cst.Call]]) -> None:
-        """`model = build_model(cfg)` where the local factory returns the model it moved
-        (`return model.cuda()`, or `model.to(device)` then `return model`): the assigned
-        name holds a model on the accelerator, moved by the factory's call."""
+        """`model = build_model(cfg)` where the factory (of this module, or of another
+        project module) returns the model it moved (`return model.cuda()`, or
+        `model.to(device)` then `return model`): the assigned name holds a model on the
+        accelerator, moved by the factory's call."""
         funcs = functions(self.ctx)
         for assign in self.idx.nodes(cst.Assign):
             if not isinstance(assign.value, cst.Call):
                 continue
             targets = funcs.resolve(assign.value)
             move = self._returned_move(targets[0], moves) if len(targets) == 1 else None
+            # A factory of another project module: the call is the move. Asked only for a name
+            # that says model, so that other modules' entries become dependencies only then.
+            if move is None and not targets and self._named_model(assign) and sm.returns_moved_model(self.ctx, assign.value):
+                move = assign.value
             if move is None:
                 continue
             self._factory_moves[id(assign.value)] = move
             for key in (k for t in assign.targets if (k := model_key(t.target))):
                 moves.setdefault(key, []).append(move)
+
+    @staticmethod
+    def _named_model(assign: cst.Assign) -> bool:
+        return any(name_says_model_run(dotted(t.target)) for t in assign.targets)
 
     def _returned_move(self, factory: cst.FunctionDef, moves: dict[str, list[cst.Call]]) -> cst.Call | None:
         for ret in self.idx.within(factory, cst.Return):

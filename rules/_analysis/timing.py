@@ -18,10 +18,11 @@ import libcst as cst
 
 from torchlint.rule import FileContext
 from torchlint.rules import _summaries as sm
-from torchlint.rules._analysis.calls import keyword, positional
+from torchlint.rules._analysis.calls import callee_name, keyword, positional
 from torchlint.rules._analysis.flow import Step
 from torchlint.rules._analysis.index import Index, index
 from torchlint.rules._analysis.names import Imports, dotted, imports
+from torchlint.rules._analysis.vocabulary import says_timer
 
 WALL_CLOCKS = frozenset(
     {
@@ -162,6 +163,9 @@ def project_timer_calls(
     (`timeit(model, x)`), each with the argument it times when `runs_work` says calling
     that argument queues GPU work."""
     for call in index(ctx).nodes(cst.Call):
+        # Only helpers named for timing: other modules' entries become dependencies only then.
+        if not says_timer(callee_name(call)):
+            continue
         for param, position in sm.timed_parameters(ctx, call):
             args = positional(call)
             arg = keyword(call, param) or (args[position] if position < len(args) else None)
