@@ -531,29 +531,11 @@ class _Finder:
         part of the batch that the loop forgot to move, while it moves the others."""
         if self.data.loader(loop.iter) is None or self.data.iterable_prepared(loop):
             return None
-        forgotten = an.forgotten_batch_parts(self.idx, self.funcs, loop)
-        if not forgotten:
-            return None
-        for call, inputs in an.calls_on_raw_batch(self.idx, loop):
-            # A loss or a torch op combines the tensors; a helper may take paths or indices.
-            if not an.is_loss_call(self.imps, call) and not (self.imps.callee(call) or "").startswith("torch."):
-                continue
-            parts = [e for e in inputs if forgotten & {n.value for n in self.idx.within(e, cst.Name)}]
-            for arg in call.args if parts else ():
-                output = self._model_output(arg.value, loop)
-                move = self._moved_model(output, loop) if output is not None else None
-                if move is not None and output is not None:
-                    return call, move, parts[0], output
+        for use in an.forgotten_part_uses(self.ctx, loop):
+            move = self._moved_model(use.output, loop)
+            if move is not None:
+                return use.call, move, use.part, use.output
         return None
-
-    def _model_output(self, expr: cst.BaseExpression, loop: cst.For) -> cst.Call | None:
-        """`model(x)`, or the name the loop bound to it (`outputs = model(x)`)."""
-        if isinstance(expr, cst.Name):
-            binding = an.binding_before(self.idx, loop, expr.value, expr)
-            if binding is None or binding.unpacked:
-                return None
-            expr = binding.value
-        return expr if isinstance(expr, cst.Call) and an.called_module(expr) is not None else None
 
     def unmoved_sample_call(self, sample: an.DatasetSample) -> tuple[cst.Call, cst.Call, list[str]] | None:
         """A moved model called on a dataset sample that nothing moved (`model(ds[0][0])`)."""

@@ -117,6 +117,24 @@ class TestRawBatch:
         (loop,) = an.index(ctx).nodes(cst.For)
         assert an.forgotten_batch_parts(an.index(ctx), an.functions(ctx), loop) == forgotten
 
+    def test_forgotten_part_uses_meet_a_model_output_in_a_loss(self) -> None:
+        ctx = context(
+            """
+            import torch
+            for images, labels, paths in loader:
+                images = images.to(device)
+                outputs = model(images)
+                loss = criterion(outputs, labels)
+                save(outputs, paths)
+                same = torch.eq(model(images), labels)
+                other = criterion(targets, labels)
+            """
+        )
+        (loop,) = an.index(ctx).nodes(cst.For)
+        uses = an.forgotten_part_uses(ctx, loop)
+        found = [(code(ctx, u.call.func), code(ctx, u.part), code(ctx, u.output)) for u in uses]
+        assert found == [("criterion", "labels", "model(images)"), ("torch.eq", "labels", "model(images)")]
+
     def test_discarded_moves_only_for_unpacked_tensors(self) -> None:
         ctx = context(
             """

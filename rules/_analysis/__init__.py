@@ -181,6 +181,8 @@ from torchlint.rules._analysis.loaders import (
     dataset_samples as dataset_samples,
     discarded_moves as discarded_moves,
     forgotten_batch_parts as forgotten_batch_parts,
+    forgotten_part_uses as forgotten_part_uses,
+    ForgottenPartUse as ForgottenPartUse,
     sets_epoch_for as sets_epoch_for,
     loader_setting as loader_setting,
     loader_settings as loader_settings,

@@ -22,6 +22,7 @@ from torchlint.rules._analysis.callgraph import Functions, functions
 from torchlint.rules._analysis.calls import (
     bind_arguments,
     call_taking,
+    called_module,
     callee_name,
     keyword,
     method_name,
@@ -31,7 +32,9 @@ from torchlint.rules._analysis.calls import (
 )
 from torchlint.rules._analysis.dataflow import assigned_values, bound_target, target_names
 from torchlint.rules._analysis.devices import MAX_VALUE_DEPTH, Placements, placements
+from torchlint.rules._analysis.graphs import is_loss_call
 from torchlint.rules._analysis.index import Index, index
+from torchlint.rules._analysis.totals import binding_before
 from torchlint.rules._analysis.names import calls_to, dotted, imports, last_name, mentions
 from torchlint.rules._analysis.training import unwrap_iterable
 from torchlint.rules._analysis.vocabulary import (
@@ -378,6 +381,42 @@ def forgotten_batch_parts(idx: Index, funcs: Functions, loop: cst.For) -> set[st
         if mentioned and (Placements.is_data_move(call) or funcs.resolve(call)):
             moved |= mentioned
     return {name for name in parts - moved if not says_length(name)} if moved else set()
+
+
+@dataclass(frozen=True)
+class ForgottenPartUse:
+    """A loss or torch op (`criterion(outputs, labels)`) that meets a part of the batch that
+    the loop forgot to move with the output of a model call."""
+
+    call: cst.Call
+    part: cst.BaseExpression  # the forgotten part as the call takes it
+    output: cst.Call  # the model call whose output it meets
+
+
+def forgotten_part_uses(ctx: FileContext, loop: cst.For) -> list[ForgottenPartUse]:
+    """The uses of `forgotten_batch_parts` in the loop's losses and torch ops (a helper may
+    take paths or indices), with a model's output: `model(x)`, or the name the loop bound
+    to it (`outputs = model(x)`)."""
+    idx, funcs, imps = index(ctx), functions(ctx), imports(ctx)
+    forgotten = forgotten_batch_parts(idx, funcs, loop)
+    found: list[ForgottenPartUse] = []
+    for call, inputs in calls_on_raw_batch(idx, loop) if forgotten else ():
+        if not is_loss_call(imps, call) and not (imps.callee(call) or "").startswith("torch."):
+            continue
+        parts = [e for e in inputs if forgotten & {n.value for n in idx.within(e, cst.Name)}]
+        outputs = [out for arg in call.args if (out := _model_output(idx, loop, arg.value)) is not None]
+        if parts and outputs:
+            found.append(ForgottenPartUse(call, parts[0], outputs[0]))
+    return found
+
+
+def _model_output(idx: Index, loop: cst.For, expr: cst.BaseExpression) -> cst.Call | None:
+    if isinstance(expr, cst.Name):
+        binding = binding_before(idx, loop, expr.value, expr)
+        if binding is None or binding.unpacked:
+            return None
+        expr = binding.value
+    return expr if isinstance(expr, cst.Call) and called_module(expr) is not None else None
 
 
 # -- how a DataLoader is built and used --------------------------------------------------------
