@@ -25,7 +25,11 @@ function: {"kind": "function", "params": [...], "effects": [...], "calls": [...]
            "passes": {called: [positions of the call's arguments that are own parameters]},
            "mode_params": {param: "eval" | "train" | "flag:<param>"},
            "runs": [params and `self.<attr>` it calls: `model(x)`, `self.net.forward(x)`, `self.log(x)`],
-           "returns": [...]}
+           "returns": [...],
+           "returns_backpropagated": bool,  # every return hands back a loss it back-propagated
+           "mixes": [project functions whose results it computes with: `x + table(n)`],
+           "clock_reads": number,  # wall-clock reads: a timing helper reads two or more
+           "returns_moved": bool}  # returns a model it moved to an accelerator
 class:    {"kind": "class", "bases": [...], "methods": {name: function}, "attrs": {attr: [...]},
            "mode_words": bool, "dropout_params": {param: default}, "init_params": [...],
            "uses": [...]}
@@ -229,6 +233,22 @@ def _is_grad(expr: ast.expr) -> bool:
     return False
 
 
+def _moves_to_accelerator(value: ast.expr) -> bool:
+    """`x.cuda()`, `x.to(device)`, `x.to("cuda")`, `x.to(torch.device(...))`: not a dtype cast."""
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
+        return False
+    if value.func.attr == "cuda":
+        return True
+    if value.func.attr != "to":
+        return False
+    target = next((k.value for k in value.keywords if k.arg == "device"), value.args[0] if value.args else None)
+    if isinstance(target, ast.Constant):
+        return isinstance(target.value, str) and bool(an.CUDA_TEXT.match(target.value))
+    if isinstance(target, ast.Call):
+        return _last(target.func) == "device"
+    return isinstance(target, (ast.Name, ast.Attribute)) and bool(an.DEVICE_WORDS.intersection(an.name_tokens(_last(target))))
+
+
 def _params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     args = func.args
     return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
@@ -253,6 +273,14 @@ class _Function:
         self.modes: dict[str, str] = {}
         self.runs: dict[str, None] = {}
         self.returns: list[ast.expr] = []
+        # Operands of arithmetic (`x + table(n)`, `x * mask` after `mask = make_mask(x)`).
+        self.operands: list[ast.expr] = []
+        # Wall-clock reads (`time.perf_counter()`): two or more make a timing helper.
+        self.clock_reads = 0
+        # Names it moves to an accelerator (`net` in `net.cuda()`, `net = Net().to(device)`).
+        self.moved: set[str] = set()
+        # Names this function back-propagates (`loss` in `loss.backward()`).
+        self.backpropagated: set[str] = set()
         self.assigned: dict[str, ast.expr] = {}
         # Loop variables over `self.parameters()`: `p` in `for p in self.parameters():`.
         self.self_params: set[str] = set()
@@ -270,6 +298,13 @@ class _Function:
                 target = names.written(value.func, self.cls) or names.qualified(value.func)
                 if target:
                     returns[target] = None
+        mixes: dict[str, None] = {}
+        for value in self.operands:
+            if isinstance(value, ast.Name) and value.id in self.assigned:
+                value = self.assigned[value.id]
+            mixed = names.written(value.func, self.cls) if isinstance(value, ast.Call) else None
+            if mixed:
+                mixes[mixed] = None
         return {
             "kind": "function",
             "params": self.params,
@@ -279,6 +314,15 @@ class _Function:
             "mode_params": self.modes,
             "runs": list(self.runs),
             "returns": list(returns),
+            "mixes": list(mixes),
+            "clock_reads": self.clock_reads,
+            # A `return` hands back a model it moved to an accelerator (`return net.cuda()`).
+            "returns_moved": any(
+                (isinstance(v, ast.Name) and v.id in self.moved) or _moves_to_accelerator(v) for v in self.returns
+            ),
+            # Every `return` hands back a loss it back-propagated: it still carries a graph.
+            "returns_backpropagated": bool(self.returns)
+            and all(isinstance(v, ast.Name) and v.id in self.backpropagated for v in self.returns),
         }
 
 
@@ -414,6 +458,9 @@ class _Walk:
                 if any(_is_grad(t) for t in node.targets):  # type: ignore[attr-defined]
                     for func in active:
                         func.effects.add("clears_grads")
+            elif kind is ast.BinOp:
+                if own is not None:
+                    own.operands.extend((node.left, node.right))  # type: ignore[attr-defined]
             elif kind is ast.Return:
                 if own is not None and node.value is not None:  # type: ignore[attr-defined]
                     own.returns.append(node.value)  # type: ignore[attr-defined]
@@ -429,6 +476,8 @@ class _Walk:
             self.defs[name] = found.data(self.names)
 
     def _assign(self, node: ast.Assign, active: tuple[_Function, ...], cls: _Class | None) -> None:
+        if active and _moves_to_accelerator(node.value):
+            active[0].moved.update(t.id for t in node.targets if isinstance(t, ast.Name))
         for target in node.targets:
             if _is_grad(target):
                 for func in active:
@@ -481,6 +530,8 @@ class _Walk:
                 found.add("schedules")
         elif method in ("backward", "manual_backward") or qualified == "torch.autograd.backward":
             found.add("backward")
+            if method == "backward" and isinstance(owner, ast.Name):
+                active[0].backpropagated.add(owner.id)
         elif method == "requires_grad_" and owner is not None and call.args and _is_false(call.args[0]):
             frozen = _dotted(owner)
             for function in active:
@@ -490,6 +541,10 @@ class _Walk:
             found.add("clips_grads")
         elif "unscale" in short:
             found.add("unscales")
+        if qualified in an.WALL_CLOCKS:
+            active[0].clock_reads += 1
+        if _moves_to_accelerator(call) and isinstance(owner, ast.Name):
+            active[0].moved.add(owner.id)
         if qualified.endswith("cuda.synchronize") or method in an.WAITING_METHODS:
             found.add("syncs")
         if method in ("to", "cuda"):
@@ -734,6 +789,33 @@ def call_effects(ctx: FileContext, call: cst.Call) -> frozenset[str]:
     return effects(ctx, entry) if entry is not None and entry.kind in ("function", "class") else frozenset()
 
 
+def returns_moved_model(ctx: FileContext, call: cst.Call) -> bool:
+    """A call of a project function that returns a model it moved to an accelerator (`model =
+    build_model(cfg)` with `from .models import build_model`)."""
+    entry = entry_for(ctx, call.func)
+    return entry is not None and entry.kind == "function" and bool(entry.data.get("returns_moved"))
+
+
+def timed_parameters(ctx: FileContext, call: cst.Call) -> list[tuple[str, int]]:
+    """For a call of a project timing helper (`def timeit(fn, *args)`: it reads a wall clock
+    twice or more, calls a parameter, and never synchronizes, itself or through what it
+    calls), the parameters it calls, each with its position."""
+    entry = entry_for(ctx, call.func)
+    if entry is None or entry.kind != "function" or entry.data.get("clock_reads", 0) < 2:
+        return []
+    if "syncs" in effects(ctx, entry):
+        return []
+    params = entry.data.get("params", [])
+    return [(param, params.index(param)) for param in entry.data.get("runs", ()) if param in params]
+
+
+def returns_backpropagated_loss(ctx: FileContext, call: cst.Call) -> bool:
+    """A call of a project function that returns the loss it back-propagated (`loss =
+    train_step(model, batch)` with `from engine import train_step`)."""
+    entry = entry_for(ctx, call.func)
+    return entry is not None and entry.kind == "function" and bool(entry.data.get("returns_backpropagated"))
+
+
 def is_module_class(ctx: FileContext, entry: Entry, depth: int = 0) -> bool:
     """A project class that subclasses `torch.nn.Module` (or a LightningModule), directly or
     through other project classes."""
@@ -834,6 +916,14 @@ def called_from_methods(ctx: FileContext, methods: Iterable[str]) -> dict[str, l
     the positions at which those methods pass them their own parameters."""
     project = view(ctx)
     return project.called_from_methods(methods) if project is not None else {}
+
+
+def mixed_by_methods(ctx: FileContext, methods: Iterable[str]) -> list[str]:
+    """The checked file's top-level functions whose results methods named in `methods` of
+    classes in other modules of its folder compute with as they got them (`x +
+    functional.table(n)` in a layer's `forward`)."""
+    project = view(ctx)
+    return project.mixed_by_methods(methods) if project is not None else []
 
 
 def project_places_on_device(ctx: FileContext) -> bool:

@@ -20,7 +20,9 @@ class UnsynchronizedTiming(Rule):
     running a network: one named like a network, or any name whose value a network class
     (of this file or another project module) built, or that was moved with `.to(device)` /
     `.cuda()`; in a timing helper (`def bench(fn, *args)`), calling the function that a
-    caller in the file passes when that is a network or a lambda that runs one. Also finds `start.elapsed_time(end)` on CUDA events
+    caller in the file passes when that is a network or a lambda that runs one; and a call
+    of a timing helper of another project module that never synchronizes (`timeit(model, x)`)
+    with a network or CUDA work to time. Also finds `start.elapsed_time(end)` on CUDA events
     with no synchronization on `end` (or the device) after `end.record()`.
 
     ## Why is this bad?
@@ -73,7 +75,9 @@ class UnsynchronizedTiming(Rule):
     SUMMARY = "Wall-clock timing of CUDA work without synchronizing first"
     SEVERITY = Severity.WARNING
     TRIGGERS = (
-        ("time(", "time_ns(", "time.time", "perf_counter", "monotonic", "default_timer", "now(", "elapsed_time"),
+        # The second line: names of timing helpers that another project module may define.
+        ("time(", "time_ns(", "time.time", "perf_counter", "monotonic", "default_timer", "now(", "elapsed_time",
+         "timeit", "timed", "bench", "measure", "latency", "throughput", "profil"),
         ("cuda",),
     )
     CONFIRMED_BY = ("TL002",)
@@ -475,6 +479,15 @@ class UnsynchronizedTiming(Rule):
             an.Networks(ctx, lambda call: sm.builds_module(ctx, call)),
             lambda call: sm.call_effects(ctx, call),
         )
+        if an.uses_cuda(ctx):
+            for call, timed in an.project_timer_calls(ctx, work.runs_work):
+                helper = ctx.module.code_for_node(call.func)
+                yield self.report(
+                    call,
+                    f"`{helper}()` reads the wall clock around a call of `{ctx.module.code_for_node(timed)}`, "
+                    "which queues CUDA work, and never synchronizes: it measures launch time; call "
+                    f"`torch.cuda.synchronize()` in `{helper}` before it reads the end time",
+                )
         for scope in (ctx.module, *an.functions(ctx).all):
             if not any(clocks.is_clock(s.node) or _reads_events(s.node) for s in an.execution_order(scope)):
                 continue

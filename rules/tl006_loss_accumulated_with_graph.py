@@ -18,7 +18,8 @@ class LossAccumulatedWithGraph(Rule):
     Finds a running total of a tensor that requires grad, kept across the iterations of a
     loop: `total_loss += loss`, `total = total + loss`, `losses.append(loss)`,
     `meter.update(loss, n)` of an `AverageMeter`-like running average, where
-    `loss` is back-propagated in that iteration (or is part of what is), or is a loss
+    `loss` is back-propagated in that iteration (or is part of what is, or is returned by a
+    step function of this module or another project module that back-propagated it), or is a loss
     computed with gradients enabled in an evaluation loop, and is added without
     `.item()`, `.detach()` or `float()`.
 
@@ -310,6 +311,62 @@ class LossAccumulatedWithGraph(Rule):
                 train_loss += output.loss.detach()  # expect: TL006
             """,
         ),
+        # the loss that a step function back-propagated, kept in a name before it is summed
+        Example(
+            """
+            import torch
+            def train_step(model, optimizer, x, y):
+                optimizer.zero_grad()
+                loss = torch.nn.functional.cross_entropy(model(x), y)
+                loss.backward()
+                optimizer.step()
+                return loss
+            def fit(model, optimizer, loader):
+                epoch_loss = 0
+                for x, y in loader:
+                    loss = train_step(model, optimizer, x, y)
+                    epoch_loss += loss  # expect: TL006
+                return epoch_loss
+            """,
+            fixed="""
+            import torch
+            def train_step(model, optimizer, x, y):
+                optimizer.zero_grad()
+                loss = torch.nn.functional.cross_entropy(model(x), y)
+                loss.backward()
+                optimizer.step()
+                return loss
+            def fit(model, optimizer, loader):
+                epoch_loss = 0
+                for x, y in loader:
+                    loss = train_step(model, optimizer, x, y)
+                    epoch_loss += loss.detach()  # expect: TL006
+                return epoch_loss
+            """,
+        ),
+        # a loss call summed directly in a validation function that records gradients
+        Example(
+            """
+            import torch
+            def evaluate(net, loader, loss_fn):
+                net.eval()
+                total = 0
+                for images, targets in loader:
+                    total += loss_fn(net(images), targets)  # expect: TL006
+                return total / len(loader)
+            print(evaluate(net, val_loader, loss_fn))
+            """,
+            fixed="""
+            import torch
+            def evaluate(net, loader, loss_fn):
+                net.eval()
+                total = 0
+                for images, targets in loader:
+                    total += loss_fn(net(images), targets).detach()  # expect: TL006
+                return total / len(loader)
+            print(evaluate(net, val_loader, loss_fn))
+            """,
+        ),
         # the loss comes back from the method that back-propagated it (Hugging Face's old Trainer)
         Example(
             """
@@ -552,8 +609,10 @@ class LossAccumulatedWithGraph(Rule):
             # (a logging interval, one accumulation cycle) whose graphs backward already freed.
             return False
         if isinstance(acc.value, cst.Call):
-            helpers = an.functions(ctx).resolve(acc.value)
-            return len(helpers) == 1 and an.returns_backpropagated_loss(ctx, helpers[0])
+            # `val_loss += criterion(out, y)` in an evaluation loop that records gradients.
+            return an.helper_backpropagated_loss(ctx, acc.value) or (
+                imps.mentions("torch") and an.is_loss_call(imps, acc.value) and _grad_enabled_eval(ctx, idx, imps, scope)
+            )
         name = acc.added_name
         if name is None:
             return False
@@ -561,6 +620,8 @@ class LossAccumulatedWithGraph(Rule):
         binding = an.binding_before(idx, loop, name.partition(".")[0], acc.statement)
         if binding is None or an.no_graph(binding.value):
             return False
+        if isinstance(binding.value, cst.Call) and not binding.unpacked and an.helper_backpropagated_loss(ctx, binding.value):
+            return True
         in_loop = [b for b in backpropagated.calls if idx.contains(loop.body, b)]
         if in_loop:
             # A term added into the loss (`kl` in `loss = ce + kl`) holds a graph when it was

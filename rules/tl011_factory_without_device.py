@@ -15,7 +15,9 @@ class FactoryWithoutDevice(Rule):
     ## What it does
     Finds tensor factories (`torch.zeros`, `ones`, `empty`, `full`, `arange`, `rand`, `randn`,
     `randint`, `randperm`, `eye`, `tensor`, `linspace`, `logspace`) called without `device=`
-    inside an `nn.Module`'s `forward` (or a method that `forward` calls through `self`), or
+    inside an `nn.Module`'s `forward` (or a method or function of the file that `forward` calls,
+    or a function of another module of the folder whose result a layer's `forward` computes
+    with: `x + sinusoid_table(n, d)`), or
     in a LightningModule's `training_step` / `validation_step` / `test_step` / `predict_step`,
     in a project that runs models on a device (the file itself, or another module of the
     project, such as the training script that moves a layer library's model to CUDA; or the
@@ -500,6 +502,22 @@ class FactoryWithoutDevice(Rule):
             def forward(self, x):
                 return add_positions(x)
         model = Pos().cuda()
+        """,
+        # a module-level helper that builds a coordinate grid and returns it to `forward`
+        """
+        import torch
+        from torch import nn
+        def pixel_grid(h, w):
+            ys, xs = torch.meshgrid(torch.arange(h), torch.arange(w), indexing="ij")  # expect: TL011
+            return torch.stack([xs, ys], dim=-1).float()
+        class FlowHead(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(16, 2, 1)
+            def forward(self, feat):
+                h, w = feat.shape[-2:]
+                return self.conv(feat).permute(0, 2, 3, 1) + pixel_grid(h, w)
+        model = FlowHead().to("cuda")
         """,
         # an encoding built with NumPy and turned into a CPU tensor on every call
         Example(

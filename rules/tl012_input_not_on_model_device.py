@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from typing import Callable, Iterator
 
 import libcst as cst
 
@@ -22,7 +22,12 @@ class InputNotOnModelDevice(Rule):
     Finds a model moved to an accelerator (`model.cuda()`, `model.to(device)`) that is
     then called, in a training or evaluation loop over a data loader, on a batch taken
     straight from the loader that is never moved to a device: no `x.to(device)`,
-    `x.cuda()`, `to_device(batch)` or `{k: v.to(device) ...}` anywhere in the loop. Likewise
+    `x.cuda()`, `to_device(batch)` or `{k: v.to(device) ...}` anywhere in the loop; or, when the loop moves some parts
+    of the batch, a part it forgets (`labels`) that a loss or a torch op meets with the
+    model's output (lengths, which stay on the host for CTC and packing, excepted). The batch is followed
+    into the local helpers that the loop hands it to (`self.step(batch)`), and a model that a
+    factory of this module or another project module moved and returned (`model =
+    build_model(cfg)`) counts as moved. Likewise
     a sample taken from a dataset by index (`image, label = test_set[0]`, the single-image
     prediction after training) and passed to the model as the dataset made it.
 
@@ -72,7 +77,8 @@ class InputNotOnModelDevice(Rule):
     CODE = "TL012"
     NAME = "input-not-on-model-device"
     SUMMARY = "Model moved to a GPU is called on loader batches or dataset samples that are never moved"
-    TRIGGERS = ((".cuda(", ".to("), ("oader", "_dl", "dl_", " dl", "(dl", "_DL", "DL_", "ataset", "ImageFolder"))
+    # `device`: a factory of another module may move the model (`build_model(cfg, device)`).
+    TRIGGERS = ((".cuda(", ".to(", "device"), ("oader", "_dl", "dl_", " dl", "(dl", "_DL", "DL_", "ataset", "ImageFolder"))
     CONFIRMED_BY = ("TL101",)
 
     VALID = [
@@ -252,9 +258,75 @@ class InputNotOnModelDevice(Rule):
 
         net = Net().cuda()
         """,
+        # each part of the batch is moved, or kept on the host on purpose: CTC lengths, file
+        # paths handed to a helper, a metric computed on the host
+        """
+        import torch
+        import torch.nn.functional as F
+        device = torch.device("cuda")
+        model = Net().to(device)
+        for feats, targets, feat_lens, target_lens, paths in loader:
+            feats, targets = feats.to(device), targets.to(device)
+            log_probs = model(feats)
+            loss = F.ctc_loss(log_probs, targets, feat_lens, target_lens)
+            save_predictions(log_probs, paths)
+        for images, labels in val_loader:
+            images = images.to(device)
+            outputs = model(images)
+            acc = accuracy(outputs.cpu(), labels)
+            loss = criterion(outputs, labels.to(device))
+        """,
     ]
 
     INVALID = [
+        # the loop hands each batch to a step method, which feeds it to the model unmoved
+        """
+        import torch
+        class Runner:
+            def __init__(self, model, loader, optimizer):
+                self.device = torch.device("cuda")
+                self.model = model.to(self.device)
+                self.loader = loader
+                self.optimizer = optimizer
+            def step(self, batch):
+                inputs, targets = batch
+                loss = torch.nn.functional.mse_loss(self.model(inputs), targets)  # expect: TL012
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+            def run(self):
+                for batch in self.loader:
+                    self.step(batch)
+        """,
+        # the inputs are moved, the labels are forgotten: the loss mixes devices
+        """
+        import torch
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = Net().to(device)
+        for epoch in range(10):
+            for step, (inputs, labels) in enumerate(train_loader):
+                inputs = inputs.to(device)
+                outputs = model(inputs)
+                loss = criterion(outputs, labels)  # expect: TL012
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        """,
+        # the model comes from a factory that moved it to the GPU
+        """
+        import torch
+        import torchvision
+        def build_model(num_classes):
+            net = torchvision.models.resnet18(num_classes=num_classes)
+            return net.cuda()
+        model = build_model(10)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for imgs, targets in train_loader:
+            loss = torch.nn.functional.cross_entropy(model(imgs), targets)  # expect: TL012
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        """,
         # one sample of a dataset, as the dataset gives it, into a model on the GPU
         """
         import torch
@@ -414,10 +486,15 @@ class InputNotOnModelDevice(Rule):
             return
         for loop in finder.idx.nodes(cst.For):
             found = finder.unmoved_call(loop)
+            source = finder.data.loader(loop.iter) or loop.iter
             if found is not None:
                 call, move, inputs = found
-                source = finder.data.loader(loop.iter) or loop.iter
                 yield self.report(call, finder.message(call, move, inputs, source))
+                continue
+            forgotten = finder.forgotten_part_call(loop)
+            if forgotten is not None:
+                call, move, part, output = forgotten
+                yield self.report(call, finder.forgotten_message(call, move, part, output, source))
         for sample in an.dataset_samples(ctx):
             found = finder.unmoved_sample_call(sample)
             if found is not None:
@@ -447,7 +524,18 @@ class _Finder:
         if any(self.placements.moves_data_in(root, skipped) for root in self.funcs.reachable(loop.body)):
             return None
         self.discarded = discarded
-        return self._first_unmoved(an.calls_on_raw_batch(self.idx, loop), loop)
+        return self._first_unmoved(an.calls_on_raw_batch(self.idx, loop, self.funcs), loop)
+
+    def forgotten_part_call(self, loop: cst.For) -> tuple[cst.Call, cst.Call, cst.BaseExpression, cst.Call] | None:
+        """A call (`criterion(outputs, labels)`) that meets the output of a moved model with a
+        part of the batch that the loop forgot to move, while it moves the others."""
+        if self.data.loader(loop.iter) is None or self.data.iterable_prepared(loop):
+            return None
+        for use in an.forgotten_part_uses(self.ctx, loop):
+            move = self._moved_model(use.output, loop)
+            if move is not None:
+                return use.call, move, use.part, use.output
+        return None
 
     def unmoved_sample_call(self, sample: an.DatasetSample) -> tuple[cst.Call, cst.Call, list[str]] | None:
         """A moved model called on a dataset sample that nothing moved (`model(ds[0][0])`)."""
@@ -492,18 +580,27 @@ class _Finder:
                 return self.moves[key][0]
         return None
 
+    def forgotten_message(
+        self, call: cst.Call, move: cst.Call, part: cst.BaseExpression, output: cst.Call, source: cst.BaseExpression
+    ) -> str:
+        code = self.ctx.module.code_for_node
+        model = code(an.called_module(output) or output.func)
+        name = code(part)
+        fix = _move_fix(code, move, name)[1]
+        return (
+            f"`{name}` comes from `{code(source)}` and is never moved, while the loop moves the rest "
+            f"of the batch and `{model}` is moved (`{code(move)}`): `{code(call.func)}(...)` mixes "
+            f"the model's output with a CPU tensor and fails with a device mismatch; move it too, "
+            f"e.g. `{fix}`"
+        )
+
     def message(
         self, call: cst.Call, move: cst.Call, inputs: list[str], source: cst.BaseExpression, moved: str = "the batch"
     ) -> str:
         code = self.ctx.module.code_for_node
         model = code(an.called_module(call) or call.func)
         data = inputs[0]
-        if an.method_name(move) == "cuda":
-            where, fix = "the GPU", f"{data}.cuda()"
-        else:
-            device_arg = an.keyword(move, "device") or an.positional(move)[0]
-            device = code(device_arg.value)
-            where, fix = f"`{device}`", f"{data}.to({device})"
+        where, fix = _move_fix(code, move, data)
         loader = code(source)
         thrown_away = self.discarded.get(data)
         if thrown_away is not None:
@@ -519,3 +616,14 @@ class _Finder:
             f"{moved} first, e.g. `{fix}`"
         )
 
+
+def _move_fix(code: Callable[[cst.CSTNode], str], move: cst.Call, data: str) -> tuple[str, str]:
+    """Where `move` puts the model, and the move of `data` that follows it there."""
+    if an.method_name(move) == "cuda":
+        return "the GPU", f"{data}.cuda()"
+    device_arg = an.keyword(move, "device") or next(iter(an.positional(move)), None)
+    if an.method_name(move) != "to" or device_arg is None:
+        # The factory of another module that moved the model: its device is not in sight.
+        return f"a device by `{code(move.func)}()`", f"{data}.to(device)"
+    device = code(device_arg.value)
+    return f"`{device}`", f"{data}.to({device})"

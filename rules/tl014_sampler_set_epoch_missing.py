@@ -16,7 +16,8 @@ class SamplerSetEpochMissing(Rule):
     ## What it does
     Finds a `DistributedSampler` whose loader is iterated once per epoch in an epoch loop
     that never calls `sampler.set_epoch(epoch)` (directly, through
-    `loader.sampler.set_epoch(epoch)`, or in a helper of the same module that the loop calls).
+    `loader.sampler.set_epoch(epoch)`, or in a helper of the same module that the loop calls;
+    a `set_epoch` of another sampler of the module, such as the evaluation one, does not count).
     When the sampler or its loader goes where the rule cannot follow it (returned by a factory
     function, kept on a trainer object or in a dict), it reports the file's epoch loops that
     run a backward pass in a loop over batches (`for epoch in ...`, `while epoch < n`, or a
@@ -325,6 +326,36 @@ class SamplerSetEpochMissing(Rule):
                     step(x, y)
             """,
         ),
+        # The epoch goes to the evaluation sampler only: the training order never changes.
+        Example(
+            """
+            from torch.utils.data import DataLoader, DistributedSampler
+            train_sampler = DistributedSampler(train_set)
+            val_sampler = DistributedSampler(val_set, shuffle=False)
+            train_loader = DataLoader(train_set, batch_size=32, sampler=train_sampler)
+            val_loader = DataLoader(val_set, batch_size=32, sampler=val_sampler)
+            for epoch in range(10):  # expect: TL014
+                val_sampler.set_epoch(epoch)
+                for x, y in train_loader:
+                    train_step(x, y)
+                for x, y in val_loader:
+                    eval_step(x, y)
+            """,
+            fixed="""
+            from torch.utils.data import DataLoader, DistributedSampler
+            train_sampler = DistributedSampler(train_set)
+            val_sampler = DistributedSampler(val_set, shuffle=False)
+            train_loader = DataLoader(train_set, batch_size=32, sampler=train_sampler)
+            val_loader = DataLoader(val_set, batch_size=32, sampler=val_sampler)
+            for epoch in range(10):  # expect: TL014
+                train_sampler.set_epoch(epoch)
+                val_sampler.set_epoch(epoch)
+                for x, y in train_loader:
+                    train_step(x, y)
+                for x, y in val_loader:
+                    eval_step(x, y)
+            """,
+        ),
         # The ImageNet-style optional sampler, and enumerate(tqdm(...)).
         Example(
             """
@@ -564,7 +595,7 @@ class SamplerSetEpochMissing(Rule):
             for chain in chains:
                 loop = chain[0]
                 if id(loop) in reported or any(
-                    _sets_epoch(idx, funcs, outer) or _escapes(idx, funcs, outer, sampler) for outer in chain
+                    an.sets_epoch_for(ctx, outer, sampler) or _escapes(idx, funcs, outer, sampler) for outer in chain
                 ):
                     continue
                 if idx.contains(loop, sampler.call) and an.keyword(sampler.call, "seed") is not None:
@@ -637,12 +668,6 @@ def _made_in(ctx: FileContext, idx: an.Index, sampler: an.Sampler) -> str | None
     if isinstance(maker, cst.FunctionDef) and an.says_evaluation_data(maker.name.value):
         return None
     return f" built in `{maker.name.value}()`" if isinstance(maker, cst.FunctionDef) else ""
-
-
-def _sets_epoch(idx: an.Index, funcs: an.Functions, loop: cst.For | cst.While) -> bool:
-    return any(
-        an.method_name(call) == "set_epoch" for root in funcs.reachable(loop.body) for call in idx.within(root, cst.Call)
-    )
 
 
 def _escapes(idx: an.Index, funcs: an.Functions, loop: cst.For | cst.While, sampler: an.Sampler) -> bool:

@@ -106,3 +106,68 @@ class TestRebuiltSince:
         use = next(c.func for c in an.index(ctx).nodes(cst.Call) if an.callee_name(c) == "net")
         assert place.rebuilt_since(first, use)
         assert not place.rebuilt_since(second, use)
+
+
+class TestFactoryMoves:
+    """`Placements.models`: a name bound to what a local factory returns after moving it."""
+
+    @pytest.mark.parametrize(
+        ("body", "moved"),
+        [
+            ("return Net().cuda()", True),
+            ("net = Net()\n    net.to(device)\n    return net", True),
+            ("net = Net().to('cuda')\n    return net", True),
+            ("return Net()", False),
+            ("return Net().to(torch.float16)", False),
+        ],
+    )
+    def test_the_factory_returns_the_model_it_moved(self, body: str, moved: bool) -> None:
+        text = f"import torch\ndef build(device='cuda'):\n    {body}\nmodel = build()\nout = model(x)\n"
+        ctx = FileContext("train.py", text, cst.parse_module(text))
+        place = an.placements(ctx)
+        assert ("model" in place.models) is moved
+        if moved:
+            use = next(c.func for c in an.index(ctx).nodes(cst.Call) if an.callee_name(c) == "model")
+            assert not any(place.rebuilt_since(move, use) for move in place.models["model"])
+
+
+class TestModuleLevelHelpers:
+    """A module-level function that builds a tensor and returns it: its callers decide."""
+
+    @pytest.mark.parametrize(
+        ("use", "reaches"),
+        [
+            ("return feat + make_grid(h, w)", True),
+            ("return feat + make_grid(h, w).to(feat.device)", False),
+            ("grid = make_grid(h, w)\n                    return feat[grid.long()]", False),
+        ],
+    )
+    def test_a_function_called_from_forward_returns_its_tensor_to_forward(self, use: str, reaches: bool) -> None:
+        finder, (arange,) = factories(
+            f"""
+            import torch
+            from torch import nn
+            def make_grid(h, w):
+                return torch.arange(h * w).view(h, w).float()
+            class Head(nn.Module):
+                def forward(self, feat):
+                    h, w = feat.shape[-2:]
+                    {use}
+            """
+        )
+        assert finder.reaches_device(arange) is reaches
+
+    def test_a_call_at_module_level_is_not_a_forward_use(self) -> None:
+        finder, (arange,) = factories(
+            """
+            import torch
+            from torch import nn
+            def make_grid(h, w):
+                return torch.arange(h * w).view(h, w).float()
+            GRID = make_grid(4, 4)
+            class Head(nn.Module):
+                def forward(self, feat):
+                    return feat + GRID
+            """
+        )
+        assert not finder.reaches_device(arange)

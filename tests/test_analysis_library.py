@@ -725,6 +725,29 @@ class TestGraphs:
         assert an.returns_backpropagated_loss(ctx, funcs.by_name["step"][0])
         assert not an.returns_backpropagated_loss(ctx, funcs.by_name["step_item"][0])
 
+    def test_a_call_of_a_step_helper_that_returns_its_back_propagated_loss(self) -> None:
+        ctx = context(
+            """
+            class Trainer:
+                def step(self, x):
+                    loss = self.model(x).sum()
+                    loss.backward()
+                    return loss
+                def step_item(self, x):
+                    loss = self.model(x).sum()
+                    loss.backward()
+                    return loss.item()
+                def fit(self, x):
+                    a = self.step(x)
+                    b = self.step_item(x)
+                    c = unknown_step(x)
+            """
+        )
+        calls = {an.dotted(a.targets[0].target): a.value for a in an.index(ctx).nodes(cst.Assign)}
+        assert an.helper_backpropagated_loss(ctx, calls["a"])
+        assert not an.helper_backpropagated_loss(ctx, calls["b"])
+        assert not an.helper_backpropagated_loss(ctx, calls["c"])
+
     def test_loss_calls(self) -> None:
         imps = an.imports(context("import torch\n"))
         for text in ("criterion(out, y)", "F.cross_entropy(out, y)", "outputs.loss", "loss_fn(a, b)"):

@@ -67,6 +67,74 @@ class TestRawBatch:
         found = [(code(ctx, call), [code(ctx, e) for e in inputs]) for call, inputs in an.calls_on_raw_batch(an.index(ctx), loop)]
         assert found == [("model(x)", ["x"]), ("model(x, y)", ["y"]), ("model(z)", ["z"])]
 
+    def test_calls_on_raw_batch_follow_the_batch_into_local_helpers(self) -> None:
+        ctx = context(
+            """
+            class Runner:
+                def step(self, batch, scale):
+                    x, y = batch
+                    return self.model(x) * scale
+                def moved(self, batch):
+                    x = batch.cuda()
+                    return self.model(x)
+                def run(self):
+                    for batch in self.loader:
+                        self.step(batch, 2)
+                        self.moved(batch)
+            """
+        )
+        (loop,) = an.index(ctx).nodes(cst.For)
+        calls = an.calls_on_raw_batch(an.index(ctx), loop, an.functions(ctx))
+        found = [(code(ctx, call), [code(ctx, e) for e in inputs]) for call, inputs in calls]
+        assert found == [
+            ("self.step(batch, 2)", ["batch"]),
+            ("self.model(x)", ["x"]),
+            ("self.moved(batch)", ["batch"]),
+        ]
+        assert len(an.calls_on_raw_batch(an.index(ctx), loop)) == 2
+
+    @pytest.mark.parametrize(
+        ("body", "forgotten"),
+        [
+            ("x = x.to(device); out = model(x)", {"y"}),
+            ("x, y = x.to(device), y.to(device)", set()),
+            ("out = model(x)", set()),  # nothing moved: the plain unmoved-batch case
+            ("x = x.cuda(); loss = criterion(model(x), y.cuda())", set()),
+            ("x = x.cuda(); loss = self.loss_on(x, y)", set()),  # handed to a local helper
+        ],
+    )
+    def test_forgotten_batch_parts(self, body: str, forgotten: set[str]) -> None:
+        ctx = context(
+            f"""
+            class T:
+                def loss_on(self, x, y):
+                    return x
+                def run(self):
+                  for x, y, x_lens in loader:
+                    {body}
+            """
+        )
+        (loop,) = an.index(ctx).nodes(cst.For)
+        assert an.forgotten_batch_parts(an.index(ctx), an.functions(ctx), loop) == forgotten
+
+    def test_forgotten_part_uses_meet_a_model_output_in_a_loss(self) -> None:
+        ctx = context(
+            """
+            import torch
+            for images, labels, paths in loader:
+                images = images.to(device)
+                outputs = model(images)
+                loss = criterion(outputs, labels)
+                save(outputs, paths)
+                same = torch.eq(model(images), labels)
+                other = criterion(targets, labels)
+            """
+        )
+        (loop,) = an.index(ctx).nodes(cst.For)
+        uses = an.forgotten_part_uses(ctx, loop)
+        found = [(code(ctx, u.call.func), code(ctx, u.part), code(ctx, u.output)) for u in uses]
+        assert found == [("criterion", "labels", "model(images)"), ("torch.eq", "labels", "model(images)")]
+
     def test_discarded_moves_only_for_unpacked_tensors(self) -> None:
         ctx = context(
             """

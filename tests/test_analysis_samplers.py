@@ -209,3 +209,40 @@ class TestHelpers:
         chains = [[first_line(ctx, loop) for loop in chain] for chain in an.loops_around_callers(idx, funcs, work, 2)]
         assert chains == [["for batch in loader:", "for epoch in range(3):"], ["for batch in loader:", "while True:"]]
         assert an.loops_around_callers(idx, funcs, work, 0) == [[next(iter(idx.nodes(cst.For)))]]
+
+
+class TestSetEpochFor:
+    """`loaders.sets_epoch_for`: a `set_epoch` in the epoch loop counts for a sampler unless it
+    is clearly another sampler's."""
+
+    @pytest.mark.parametrize(
+        ("call", "sets"),
+        [
+            ("sampler.set_epoch(epoch)", True),
+            ("loader.sampler.set_epoch(epoch)", True),
+            ("other.set_epoch(epoch)", False),
+            ("other_loader.sampler.set_epoch(epoch)", False),
+            ("s.set_epoch(epoch)", True),  # a name the module does not bind: may be this one
+            ("helper(epoch)", True),  # the local helper sets the epoch
+            ("pass", False),
+        ],
+    )
+    def test_the_receiver_decides(self, call: str, sets: bool) -> None:
+        ctx = context(
+            f"""
+            from torch.utils.data import DataLoader, DistributedSampler
+            sampler = DistributedSampler(ds)
+            loader = DataLoader(ds, sampler=sampler)
+            other = DistributedSampler(val_ds, shuffle=False)
+            other_loader = DataLoader(val_ds, sampler=other)
+            def helper(epoch):
+                sampler.set_epoch(epoch)
+            for epoch in range(3):
+                {call}
+                for batch in loader:
+                    step(batch)
+            """
+        )
+        (sampler,) = an.distributed_samplers(ctx)
+        loop = an.index(ctx).nodes(cst.For)[0]
+        assert an.sets_epoch_for(ctx, loop, sampler) is sets

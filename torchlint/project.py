@@ -38,7 +38,8 @@ batches asynchronously) records the answer (`PACKAGE` and the effects): a module
 removed from or edited in that package folder re-checks it only when the answer changes.
 A check that asks which of its file's functions the methods of other modules of its folder
 call (a layer's `forward` calling a function of a `functional` module beside it) records
-the answer under `CALLERS` and the methods' names. Likewise a check that asks whether any
+the answer under `CALLERS` and the methods' names (and which of those functions' results
+the methods compute with, under `MIXERS`). Likewise a check that asks whether any
 module around its file says a module-level fact of its summary records the answer under
 `PROJECT`, the fact and the scope asked: the whole project (the files below the file's
 root, the deepest of the nearest folder with a root marker and the checked folder holding
@@ -70,6 +71,8 @@ PACKAGE = "package:"
 # The dependency key of a check that asked which of its functions the methods of other
 # modules of its folder call (followed by the methods' names).
 CALLERS = "callers:"
+# The same for a check that asked which of its functions' results those methods compute with.
+MIXERS = "mixers:"
 # The dependency key of a check that asked whether some module of the project has a
 # module-level fact of its summary (followed by the fact's name: `places_on_device`).
 PROJECT = "project:"
@@ -313,10 +316,23 @@ class Project:
         class of another module of `path`'s folder, calls (`layers.Encoding.forward` calling
         `functional.encode`), each with the positions at which those calls pass the method's
         own parameters (`encode(x, self.size)` in `forward(self, x)`: [0])."""
+        found: dict[str, set[int]] = {}
+        for name, data, written in self._sibling_method_calls(path, methods):
+            found.setdefault(name, set()).update(data.get("passes", {}).get(written, ()))
+        return {name: sorted(positions) for name, positions in sorted(found.items())}
+
+    def mixed_by_methods(self, path: Path, methods: Iterable[str]) -> list[str]:
+        """The top-level functions of `path`'s module whose results a method named in
+        `methods`, of a class of another module of `path`'s folder, computes with as it got
+        them (`x + encode(n)` in `forward`; not `encode(n).to(x.device)`)."""
+        return sorted({name for name, data, written in self._sibling_method_calls(path, methods) if written in data.get("mixes", ())})
+
+    def _sibling_method_calls(self, path: Path, methods: Iterable[str]) -> Iterable[tuple[str, dict[str, Any], str]]:
+        """(function of `path`'s module, the summary of a method named in `methods` of a class
+        of another module of its folder that calls it, the name as that method writes it)."""
         wanted = set(methods)
         own = self.module_of(Path(os.path.abspath(path)))
         prefix = own.name + "."
-        found: dict[str, set[int]] = {}
         for sibling in sorted(own.path.parent.glob("*.py")):
             if sibling == own.path:
                 continue
@@ -325,12 +341,10 @@ class Project:
                 for method, data in entry.get("methods", {}).items() if entry.get("kind") == "class" else ():
                     if method not in wanted:
                         continue
-                    passes = data.get("passes", {})
                     for written in data.get("calls", ()):
                         name = ref.absolute(written)
                         if name is not None and name.startswith(prefix) and "." not in name[len(prefix) :]:
-                            found.setdefault(name[len(prefix) :], set()).update(passes.get(written, ()))
-        return {name: sorted(positions) for name, positions in sorted(found.items())}
+                            yield name[len(prefix) :], data, written
 
     def root_of(self, path: Path) -> Path:
         """The folder that holds `path`'s project (see the module docstring)."""
@@ -399,6 +413,10 @@ class Project:
                 if entry_digest(self.called_from_methods(path, key[len(CALLERS) :].split(","))) != digest:
                     return False
                 continue
+            if key.startswith(MIXERS):
+                if entry_digest(self.mixed_by_methods(path, key[len(MIXERS) :].split(","))) != digest:
+                    return False
+                continue
             if key.startswith(PACKAGE):
                 if entry_digest(self.package_functions(path, key[len(PACKAGE) :].split(","))) != digest:
                     return False
@@ -442,6 +460,14 @@ class ProjectView:
         wanted = sorted(set(methods))
         found = self.project.called_from_methods(self.module.path, wanted)
         self.used[CALLERS + ",".join(wanted)] = entry_digest(found)
+        return found
+
+    def mixed_by_methods(self, methods: Iterable[str]) -> list[str]:
+        """This module's functions whose results methods named in `methods` of other modules
+        of its folder compute with (see `Project.mixed_by_methods`); the answer is the dependency."""
+        wanted = sorted(set(methods))
+        found = self.project.mixed_by_methods(self.module.path, wanted)
+        self.used[MIXERS + ",".join(wanted)] = entry_digest(found)
         return found
 
     def any_module(self, fact: str, scope: str = WHOLE_PROJECT) -> bool:

@@ -105,6 +105,7 @@ from torchlint.rules._analysis.dataflow import (
 )
 from torchlint.rules._analysis.vocabulary import (
     name_tokens as name_tokens,
+    DEVICE_WORDS as DEVICE_WORDS,
     name_says_optimizer as name_says_optimizer,
     is_optimizer_class as is_optimizer_class,
     MODULE_UTILITY_METHODS as MODULE_UTILITY_METHODS,
@@ -181,6 +182,10 @@ from torchlint.rules._analysis.loaders import (
     DatasetSample as DatasetSample,
     dataset_samples as dataset_samples,
     discarded_moves as discarded_moves,
+    forgotten_batch_parts as forgotten_batch_parts,
+    forgotten_part_uses as forgotten_part_uses,
+    ForgottenPartUse as ForgottenPartUse,
+    sets_epoch_for as sets_epoch_for,
     loader_setting as loader_setting,
     loader_settings as loader_settings,
     LoaderSettings as LoaderSettings,
@@ -207,6 +212,7 @@ from torchlint.rules._analysis.graphs import (
     mentioned_names as mentioned_names,
     no_graph as no_graph,
     returns_backpropagated_loss as returns_backpropagated_loss,
+    helper_backpropagated_loss as helper_backpropagated_loss,
 )
 from torchlint.rules._analysis.accumulation import (
     Accumulation as Accumulation,
@@ -235,6 +241,7 @@ from torchlint.rules._analysis.timing import (
     Measurement as Measurement,
     Clocks as Clocks,
     clocks as clocks,
+    project_timer_calls as project_timer_calls,
 )
 from torchlint.rules._analysis.networks import (
     Networks as Networks,

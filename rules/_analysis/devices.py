@@ -34,7 +34,7 @@ from torchlint.rules._analysis.index import children, Index, index
 from torchlint.rules._analysis.modes import model_key
 from torchlint.rules._analysis.networks import networks
 from torchlint.rules._analysis.names import calls_to, dotted, Imports, imports, last_name, mentions, string_text
-from torchlint.rules._analysis.vocabulary import DEVICE_WORDS, RANK_WORDS, name_tokens, says_host
+from torchlint.rules._analysis.vocabulary import DEVICE_WORDS, RANK_WORDS, name_says_model_run, name_tokens, says_host
 
 CUDA_TEXT = re.compile(r"^(cuda|nccl)\b")
 
@@ -167,6 +167,8 @@ class ForwardFactories:
         # positions of the parameters to which it passes its own inputs: those are taken as
         # a `forward`'s inputs are.
         self._run_by_other_forwards: dict[int, set[int]] = {}
+        # Of those, the names of the ones whose results such a `forward` computes with.
+        self._mixed_by_other_forwards: frozenset[str] | None = None
 
     # -- where to look ----------------------------------------------------------
 
@@ -205,6 +207,11 @@ class ForwardFactories:
                 self._run_by_other_forwards[id(func)] = set(positions)
                 yield func, self._methods_run_by(func)
 
+    def _mixed_by_others(self) -> frozenset[str]:
+        if self._mixed_by_other_forwards is None:
+            self._mixed_by_other_forwards = frozenset(sm.mixed_by_methods(self.ctx, ("forward",)))
+        return self._mixed_by_other_forwards
+
     def _methods_run_by(self, forward: cst.FunctionDef) -> list[cst.FunctionDef]:
         found: dict[int, cst.FunctionDef] = {id(forward): forward}
         stack = [forward]
@@ -222,6 +229,10 @@ class ForwardFactories:
         """`x` for `def forward(self, x, ...)`: the first parameter that holds a device tensor."""
         names = self._names_on_device(func)
         return next((p.name.value for p in func.params.params if p.name.value in names), None)
+
+    def _function_call_in_function(self, call: cst.Call) -> bool:
+        """`make_grid(h, w)` in a function or method: a module-level helper's call site."""
+        return isinstance(call.func, cst.Name) and isinstance(self.idx.scope(call), cst.FunctionDef)
 
     def _self_call(self, call: cst.Call) -> bool:
         owner = receiver(call)
@@ -477,17 +488,22 @@ class ForwardFactories:
         return _worst(self._flow(use, depth + 1) for use in uses)
 
     def _returned(self, statement: cst.Return, depth: int) -> Fate:
-        """A helper method returns the tensor: what its callers in the class do with it.
-        `forward` returns it to code this file may not show, which may move it."""
+        """A helper returns the tensor: what its callers do with it (a method's callers in the
+        class, a module-level function's callers in the file's functions: `grid =
+        make_grid(h, w)` in `forward`, or a layer's `forward` in another module that computes
+        with the result). `forward` returns it to code this file may not show, which may move it."""
         method = self.idx.scope(statement)
         if isinstance(method, cst.FunctionDef) and method.name.value == "forward":
             return Fate.RETURNED
         if not isinstance(method, cst.FunctionDef) or depth >= MAX_FLOW:
             return Fate.NONE
+        if id(method) in self._run_by_other_forwards and method.name.value in self._mixed_by_others():
+            return Fate.MIXED  # `x + table(n)` in a layer's `forward` in another module
         sites = [
             site
             for site in self.funcs.call_sites(method)
-            if self._self_call(site) and not _dead_branch(self.idx, self.funcs, method, site, statement)
+            if (self._self_call(site) or self._function_call_in_function(site))
+            and not _dead_branch(self.idx, self.funcs, method, site, statement)
         ]
         return _worst(self._flow(site, depth + 1) for site in sites)
 
@@ -848,6 +864,8 @@ class Placements:
         self.idx = index(ctx)
         self.imps = imports(ctx)
         self.assigned = assigned_values(ctx)
+        # Factory calls (`build_model(cfg)`, by id) -> the move made inside the factory.
+        self._factory_moves: dict[int, cst.Call] = {}
         # Model name (as `model_key` spells it) -> the calls that move it to an accelerator.
         self.models = self._model_moves()
 
@@ -868,7 +886,45 @@ class Placements:
                 keys = []
             for key in keys:
                 moves.setdefault(key, []).append(call)
+        self._add_factory_moves(moves)
         return moves
+
+    def _add_factory_moves(self, moves: dict[str, list[cst.Call]]) -> None:
+        """`model = build_model(cfg)` where the factory (of this module, or of another
+        project module) returns the model it moved (`return model.cuda()`, or
+        `model.to(device)` then `return model`): the assigned name holds a model on the
+        accelerator, moved by the factory's call."""
+        funcs = functions(self.ctx)
+        for assign in self.idx.nodes(cst.Assign):
+            if not isinstance(assign.value, cst.Call):
+                continue
+            targets = funcs.resolve(assign.value)
+            move = self._returned_move(targets[0], moves) if len(targets) == 1 else None
+            # A factory of another project module: the call is the move. Asked only for a name
+            # that says model, so that other modules' entries become dependencies only then.
+            if move is None and not targets and self._named_model(assign) and sm.returns_moved_model(self.ctx, assign.value):
+                move = assign.value
+            if move is None:
+                continue
+            self._factory_moves[id(assign.value)] = move
+            for key in (k for t in assign.targets if (k := model_key(t.target))):
+                moves.setdefault(key, []).append(move)
+
+    @staticmethod
+    def _named_model(assign: cst.Assign) -> bool:
+        return any(name_says_model_run(dotted(t.target)) for t in assign.targets)
+
+    def _returned_move(self, factory: cst.FunctionDef, moves: dict[str, list[cst.Call]]) -> cst.Call | None:
+        for ret in self.idx.within(factory, cst.Return):
+            if self.idx.scope(ret) is not factory:
+                continue
+            if isinstance(ret.value, cst.Call) and self.moves_to_accelerator(ret.value):
+                return ret.value
+            if isinstance(ret.value, cst.Name):
+                moved = [m for m in moves.get(ret.value.value, ()) if self.idx.scope(m) is factory]
+                if moved:
+                    return moved[0]
+        return None
 
     def rebuilt_since(self, move: cst.Call, use: cst.BaseExpression) -> bool:
         """Every binding of the model name `use` that may reach it binds a fresh model, built
@@ -880,7 +936,7 @@ class Placements:
         same_scope = self.idx.scope(move) is self.idx.scope(use)
         return bool(reaching) and all(
             binding.value is not None
-            and not any(node is move for node in self.idx.within(binding.node, cst.Call))
+            and not any(node is move or self._factory_moves.get(id(node)) is move for node in self.idx.within(binding.node, cst.Call))
             and not any(isinstance(n, cst.Name) and n.value == use.value for n in self.idx.within(binding.value, cst.Name))
             and (not same_scope or binding.order > self.idx.end(move))
             for binding in reaching

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from torchlint.rule import FileContext
+from torchlint.rules import _summaries as sm
+from torchlint.rules._analysis.callgraph import functions
 from torchlint.rules._analysis.calls import callee_name, method_name, receiver
 from torchlint.rules._analysis.dataflow import assigned_names
 from torchlint.rules._analysis.index import children, Index, index
@@ -160,3 +162,14 @@ def returns_backpropagated_loss(ctx: FileContext, func: cst.FunctionDef) -> bool
         return False
     consumed = backpropagated_names(ctx, idx, func)
     return all(isinstance(r.value, cst.Name) and r.value.value in consumed.direct for r in returns)
+
+
+def helper_backpropagated_loss(ctx: FileContext, call: cst.Call) -> bool:
+    """`self.training_step(batch)`, `train_step(model, x, y)`: the call runs one local function,
+    or a function of another project module, that back-propagates the loss it returns, so its
+    result still carries autograd history (whether it is added to a total directly or through
+    a name: `loss = step(b); total += loss`)."""
+    helpers = functions(ctx).resolve(call)
+    if helpers:
+        return len(helpers) == 1 and returns_backpropagated_loss(ctx, helpers[0])
+    return sm.returns_backpropagated_loss(ctx, call)

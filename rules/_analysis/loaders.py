@@ -18,10 +18,11 @@ import libcst as cst
 
 from torchlint.rule import FileContext
 from torchlint.rules import _summaries as sm
-from torchlint.rules._analysis.callgraph import functions
+from torchlint.rules._analysis.callgraph import Functions, functions
 from torchlint.rules._analysis.calls import (
     bind_arguments,
     call_taking,
+    called_module,
     callee_name,
     keyword,
     method_name,
@@ -30,8 +31,10 @@ from torchlint.rules._analysis.calls import (
     receiver,
 )
 from torchlint.rules._analysis.dataflow import assigned_values, bound_target, target_names
-from torchlint.rules._analysis.devices import MAX_VALUE_DEPTH, placements
+from torchlint.rules._analysis.devices import MAX_VALUE_DEPTH, Placements, placements
+from torchlint.rules._analysis.graphs import is_loss_call
 from torchlint.rules._analysis.index import Index, index
+from torchlint.rules._analysis.totals import binding_before
 from torchlint.rules._analysis.names import calls_to, dotted, imports, last_name, mentions
 from torchlint.rules._analysis.training import unwrap_iterable
 from torchlint.rules._analysis.vocabulary import (
@@ -42,6 +45,7 @@ from torchlint.rules._analysis.vocabulary import (
     TENSOR_FACTORIES,
     TEXT_WORDS,
     says_evaluation_data,
+    says_length,
 )
 
 # `torch.utils.data.DataLoader`'s parameters, in the order it takes them positionally.
@@ -211,12 +215,16 @@ def raw_batch(expr: cst.BaseExpression, raw: set[str]) -> bool:
     return False
 
 
-def calls_on_raw_batch(idx: Index, loop: cst.For) -> list[tuple[cst.Call, list[cst.BaseExpression]]]:
+def calls_on_raw_batch(
+    idx: Index, loop: cst.For, funcs: Functions | None = None
+) -> list[tuple[cst.Call, list[cst.BaseExpression]]]:
     """The calls of the loop body (in its own scope, in source order) with the arguments that
     still hold the batch as the loader yielded it; an assignment of a moved value (`x =
-    x.cuda()`) ends a name's raw state, one of raw data (`x = batch[0]`) starts it."""
+    x.cuda()`) ends a name's raw state, one of raw data (`x = batch[0]`) starts it. With
+    `funcs`, also the calls in the local helpers that the loop hands the raw batch to
+    (`self.step(batch)`), on the parameters that receive it."""
     raw = {name.value for name in target_names(batch_target(loop))}
-    return calls_on_raw_data(idx, loop.body, raw, idx.scope(loop))
+    return calls_on_raw_data(idx, loop.body, raw, idx.scope(loop), funcs=funcs)
 
 
 def calls_on_raw_sample(idx: Index, sample: DatasetSample) -> list[tuple[cst.Call, list[cst.BaseExpression]]]:
@@ -227,11 +235,22 @@ def calls_on_raw_sample(idx: Index, sample: DatasetSample) -> list[tuple[cst.Cal
     return calls_on_raw_data(idx, scope, raw, scope, after=idx.order(sample.statement))
 
 
+# How deep `calls_on_raw_data` follows raw data into local helpers (`step` -> `forward_loss`).
+MAX_HELPER_DEPTH = 3
+
+
 def calls_on_raw_data(
-    idx: Index, within: cst.CSTNode, raw: set[str], scope: cst.CSTNode, after: int = -1
+    idx: Index,
+    within: cst.CSTNode,
+    raw: set[str],
+    scope: cst.CSTNode,
+    after: int = -1,
+    funcs: Functions | None = None,
+    depth: int = 0,
 ) -> list[tuple[cst.Call, list[cst.BaseExpression]]]:
     """The calls in `within` (in `scope` itself, after source order `after`) with the
-    arguments that still hold the data that the names `raw` hold at the start."""
+    arguments that still hold the data that the names `raw` hold at the start; with `funcs`,
+    followed into the one local function that such a call runs."""
     raw = set(raw)
     events: list[cst.Assign | cst.Call] = [*idx.within(within, cst.Assign), *idx.within(within, cst.Call)]
     events = sorted((node for node in events if idx.order(node) > after), key=idx.order)
@@ -248,7 +267,22 @@ def calls_on_raw_data(
         inputs = [arg.value for arg in node.args if raw_batch(arg.value, raw)]
         if inputs:
             found.append((node, inputs))
+            if funcs is not None and depth < MAX_HELPER_DEPTH:
+                found.extend(_calls_in_helper(idx, funcs, node, inputs, depth))
     return found
+
+
+def _calls_in_helper(
+    idx: Index, funcs: Functions, call: cst.Call, inputs: list[cst.BaseExpression], depth: int
+) -> list[tuple[cst.Call, list[cst.BaseExpression]]]:
+    targets = funcs.resolve(call)
+    if len(targets) != 1:
+        return []
+    helper = targets[0]
+    params = {name for name, value in bind_arguments(funcs, helper, call).items() if any(value is i for i in inputs)}
+    if not params:
+        return []
+    return calls_on_raw_data(idx, helper.body, params, helper, funcs=funcs, depth=depth + 1)
 
 
 @dataclass(frozen=True)
@@ -329,6 +363,60 @@ def discarded_moves(idx: Index, loop: cst.For) -> dict[str, cst.Call]:
             if owner.value in raw and idx.scope(statement) is idx.scope(loop):
                 found[owner.value] = call
     return found
+
+
+def forgotten_batch_parts(idx: Index, funcs: Functions, loop: cst.For) -> set[str]:
+    """The names unpacked from the batch (`labels` in `for inputs, labels in loader`) that
+    nothing in the loop moves while another one is moved (`inputs = inputs.to(device)`): the
+    loop puts its data on the device but forgets a part. A name handed to a local helper,
+    or to any call that may move data, counts as moved; lengths (`feat_lens`) stay on the
+    host on purpose."""
+    target = batch_target(loop)
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return set()
+    parts = {name.value for name in target_names(target)}
+    moved: set[str] = set()
+    for call in idx.within(loop.body, cst.Call):
+        mentioned = {n.value for n in idx.within(call, cst.Name)} & parts
+        if mentioned and (Placements.is_data_move(call) or funcs.resolve(call)):
+            moved |= mentioned
+    return {name for name in parts - moved if not says_length(name)} if moved else set()
+
+
+@dataclass(frozen=True)
+class ForgottenPartUse:
+    """A loss or torch op (`criterion(outputs, labels)`) that meets a part of the batch that
+    the loop forgot to move with the output of a model call."""
+
+    call: cst.Call
+    part: cst.BaseExpression  # the forgotten part as the call takes it
+    output: cst.Call  # the model call whose output it meets
+
+
+def forgotten_part_uses(ctx: FileContext, loop: cst.For) -> list[ForgottenPartUse]:
+    """The uses of `forgotten_batch_parts` in the loop's losses and torch ops (a helper may
+    take paths or indices), with a model's output: `model(x)`, or the name the loop bound
+    to it (`outputs = model(x)`)."""
+    idx, funcs, imps = index(ctx), functions(ctx), imports(ctx)
+    forgotten = forgotten_batch_parts(idx, funcs, loop)
+    found: list[ForgottenPartUse] = []
+    for call, inputs in calls_on_raw_batch(idx, loop) if forgotten else ():
+        if not is_loss_call(imps, call) and not (imps.callee(call) or "").startswith("torch."):
+            continue
+        parts = [e for e in inputs if forgotten & {n.value for n in idx.within(e, cst.Name)}]
+        outputs = [out for arg in call.args if (out := _model_output(idx, loop, arg.value)) is not None]
+        if parts and outputs:
+            found.append(ForgottenPartUse(call, parts[0], outputs[0]))
+    return found
+
+
+def _model_output(idx: Index, loop: cst.For, expr: cst.BaseExpression) -> cst.Call | None:
+    if isinstance(expr, cst.Name):
+        binding = binding_before(idx, loop, expr.value, expr)
+        if binding is None or binding.unpacked:
+            return None
+        expr = binding.value
+    return expr if isinstance(expr, cst.Call) and called_module(expr) is not None else None
 
 
 # -- how a DataLoader is built and used --------------------------------------------------------
@@ -638,6 +726,34 @@ def _prepared(idx: Index, loader: cst.Call, name: str | None) -> bool:
         ):
             return True
     return False
+
+
+def sets_epoch_for(ctx: FileContext, loop: cst.For | cst.While, sampler: Sampler) -> bool:
+    """Code that `loop` runs (its body and the local helpers it calls) calls a `set_epoch`
+    that may be `sampler`'s: any but one on another sampler of the module
+    (`val_sampler.set_epoch(epoch)` leaves `train_sampler` in the same order)."""
+    idx, funcs = index(ctx), functions(ctx)
+    return any(
+        method_name(call) == "set_epoch" and not _other_sampler(ctx, receiver(call), sampler)
+        for root in funcs.reachable(loop.body)
+        for call in idx.within(root, cst.Call)
+    )
+
+
+def _other_sampler(ctx: FileContext, owner: cst.BaseExpression | None, sampler: Sampler) -> bool:
+    """`owner` is only ever bound to another `DistributedSampler(...)` than `sampler`'s, or is
+    the `.sampler` of a name only ever bound to another `DataLoader(...)`."""
+    if owner is None:
+        return False
+    ours: tuple[cst.CSTNode | None, ...] = (sampler.call, sampler.loader)
+    made = "DistributedSampler"
+    if isinstance(owner, cst.Attribute) and owner.attr.value == "sampler":
+        owner, made = owner.value, "DataLoader"
+    name = dotted(owner)
+    values = assigned_values(ctx).get(name, []) if name is not None else []
+    return bool(values) and all(
+        isinstance(v, cst.Call) and callee_name(v) == made and all(v is not o for o in ours) for v in values
+    )
 
 
 def loader_passes(ctx: FileContext, sampler: Sampler) -> list[cst.CSTNode]:

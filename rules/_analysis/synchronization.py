@@ -162,6 +162,10 @@ class GpuWork:
             )
         return self._passed[key]
 
+    def runs_work(self, expr: cst.BaseExpression) -> bool:
+        """Calling the value `expr` queues GPU work (see `_runs_work`)."""
+        return self._runs_work(expr, 0)
+
     def _runs_work(self, expr: cst.BaseExpression, depth: int) -> bool:
         """Calling the value `expr` queues GPU work: a network, a bound `forward`, a lambda or
         a local function whose last effect is work, a `functools.partial` of one."""

@@ -5,19 +5,24 @@ both lie in one iteration: a read carried across a loop (`t0 = t1` at the end of
 iteration) and a timeout check (`time.time() - t0 > limit`) measure no region.
 
 What a measured region contains is the caller's question; `synchronization` says which
-of its calls queue GPU work and which wait for it.
+of its calls queue GPU work and which wait for it. A timing helper of another project
+module (`timeit(fn, *args)`) measures what its callers pass: `project_timer_calls`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable, Iterator
 
 import libcst as cst
 
 from torchlint.rule import FileContext
+from torchlint.rules import _summaries as sm
+from torchlint.rules._analysis.calls import callee_name, keyword, positional
 from torchlint.rules._analysis.flow import Step
 from torchlint.rules._analysis.index import Index, index
 from torchlint.rules._analysis.names import Imports, dotted, imports
+from torchlint.rules._analysis.vocabulary import says_timer
 
 WALL_CLOCKS = frozenset(
     {
@@ -149,3 +154,21 @@ def clocks(ctx: FileContext) -> Clocks:
 
 def _build_clocks(ctx: FileContext) -> Clocks:
     return Clocks(index(ctx), imports(ctx))
+
+
+def project_timer_calls(
+    ctx: FileContext, runs_work: Callable[[cst.BaseExpression], bool]
+) -> Iterator[tuple[cst.Call, cst.BaseExpression]]:
+    """Calls of a timing helper of another project module that never synchronizes
+    (`timeit(model, x)`), each with the argument it times when `runs_work` says calling
+    that argument queues GPU work."""
+    for call in index(ctx).nodes(cst.Call):
+        # Only helpers named for timing: other modules' entries become dependencies only then.
+        if not says_timer(callee_name(call)):
+            continue
+        for param, position in sm.timed_parameters(ctx, call):
+            args = positional(call)
+            arg = keyword(call, param) or (args[position] if position < len(args) else None)
+            if arg is not None and runs_work(arg.value):
+                yield call, arg.value
+                break

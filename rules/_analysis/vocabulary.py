@@ -123,6 +123,23 @@ def says_host(name: str | None) -> bool:
 
 
 # Names that say a value is, or picks, a device.
+# Names of timing helpers (`timeit`, `benchmark`, `measure_latency`): the project helpers
+# whose summaries TL002 reads.
+TIMER_WORDS = frozenset("time timeit timed timer bench benchmark measure latency throughput profile".split())
+
+
+def says_timer(name: str | None) -> bool:
+    return bool(TIMER_WORDS.intersection(name_tokens(name or "")))
+
+
+# Sizes that stay on the host on purpose: `pack_padded_sequence` and CTC losses take CPU lengths.
+LENGTH_WORDS = frozenset("len lens length lengths sizes".split())
+
+
+def says_length(name: str) -> bool:
+    return bool(LENGTH_WORDS.intersection(name_tokens(name)))
+
+
 DEVICE_WORDS = frozenset("device devices dev gpu gpus cuda rank".split())
 # Names that hold a per-process device index (`local_rank`, `args.gpu`, `device_id`).
 RANK_WORDS = frozenset("rank gpu gpus local device id idx index ordinal".split())

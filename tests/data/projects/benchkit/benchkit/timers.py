@@ -1,0 +1,21 @@
+import time
+
+import torch
+
+
+def timeit(fn, *args, repeat=20):
+    fn(*args)
+    start = time.perf_counter()
+    for _ in range(repeat):
+        fn(*args)
+    return (time.perf_counter() - start) / repeat
+
+
+def timeit_synced(fn, *args, repeat=20):
+    fn(*args)
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(repeat):
+        fn(*args)
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) / repeat
