@@ -52,7 +52,8 @@ named like `zero_grads`), `steps` (an optimizer's or a scaler's `step`), `schedu
 `distributed_sampler` (builds a `DistributedSampler` that shuffles), `freezes_self`
 (`self.requires_grad_(False)`, or `p.requires_grad = False` over `self.parameters()`),
 `copies_async` (a copy with `non_blocking=True`, which overlaps with compute only from
-pinned memory), `clips_grads` (`clip_grad_norm_` and friends), `unscales`
+pinned memory), `steps_in_loop` (a step inside a loop of the function: it runs a training
+loop of its own), `clips_grads` (`clip_grad_norm_` and friends), `unscales`
 (`scaler.unscale_(...)`).
 """
 
@@ -225,6 +226,16 @@ def _last(expr: ast.expr) -> str:
     return expr.id if isinstance(expr, ast.Name) else ""
 
 
+def _steps_in_loop(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A `.step(...)` call inside a loop of the function: it runs its own training loop."""
+    return any(
+        isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "step"
+        for loop in ast.walk(func)
+        if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
+        for call in ast.walk(loop)
+    )
+
+
 def _is_grad(expr: ast.expr) -> bool:
     while isinstance(expr, ast.Attribute):
         if expr.attr == "grad":
@@ -258,6 +269,7 @@ class _Function:
     """What one function or method does, gathered during the walk."""
 
     def __init__(self, func: ast.FunctionDef | ast.AsyncFunctionDef, cls: str | None, names: _Names) -> None:
+        self.node = func
         self.cls = cls
         self.params = _params(func)
         args = func.args
@@ -308,7 +320,7 @@ class _Function:
         return {
             "kind": "function",
             "params": self.params,
-            "effects": sorted(self.effects),
+            "effects": sorted(self.effects | ({"steps_in_loop"} if "steps" in self.effects and _steps_in_loop(self.node) else set())),
             "calls": list(self.calls),
             "passes": {name: sorted(positions) for name, positions in self.passes.items() if positions},
             "mode_params": self.modes,

@@ -668,7 +668,8 @@ class MissingZeroGrad(Rule):
                 continue
             for call in given:
                 done = sm.call_effects(ctx, call)
-                if {"backward", "steps"} <= done and "clears_grads" not in done and not reach.fresh_gradients(loop):
+                # A helper with a training loop of its own is checked where it is defined.
+                if {"backward", "steps"} <= done and not {"clears_grads", "steps_in_loop"} & done and not reach.fresh_gradients(loop):
                     code = ctx.module.code_for_node(call.func)
                     yield self.report(
                         call,

@@ -73,3 +73,18 @@ def test_a_clip_helper_that_unscales_first(tmp_path: Path) -> None:
         "    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
     )
     assert project(tmp_path, {"train.py": TRAIN_AMP, "utils/optim.py": helper}) == []
+
+
+def test_a_helper_with_its_own_training_loop_is_reported_once_where_it_loops(tmp_path: Path) -> None:
+    helper = (
+        "def train(model, optimizer, loader):\n    for x, y in loader:\n"
+        "        criterion(model(x), y).backward()\n        optimizer.step()\n"
+    )
+    script = "from utils.loop import train\n\nfor epoch in range(10):\n    train(model, optimizer, loader)\n"
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "utils").mkdir()
+    (tmp_path / "utils" / "__init__.py").write_text("")
+    (tmp_path / "utils" / "loop.py").write_text(helper)
+    (tmp_path / "train.py").write_text(script)
+    result = api.check_paths([tmp_path], Config(), cwd=tmp_path, jobs=1)
+    assert [(Path(f.filename).name, f.line) for f in result.findings if f.code == "TL001"] == [("loop.py", 4)]

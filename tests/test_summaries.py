@@ -53,6 +53,7 @@ def effects(source: str, name: str) -> set[str]:
         ("torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)", "clips_grads"),
         ("clip_grad_value_(params, 0.5)", "clips_grads"),
         ("scaler.unscale_(optimizer)", "unscales"),
+        ("for batch in x:\n        model(batch).backward()\n        optimizer.step()", "steps_in_loop"),
     ],
 )
 def test_function_effects(body: str, effect: str) -> None:
