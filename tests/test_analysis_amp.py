@@ -12,6 +12,10 @@ from torchlint.rules import _analysis as an
 from torchlint.rules._analysis.modes import grad_free_blocks, grad_mode_flag
 
 
+def code(ctx: FileContext, node: cst.CSTNode) -> str:
+    return ctx.module.code_for_node(node)
+
+
 def context(source: str) -> FileContext:
     text = textwrap.dedent(source)
     return FileContext("train.py", text, cst.parse_module(text))
@@ -189,3 +193,25 @@ def test_an_update_that_an_if_skips_after_unscale() -> None:
     guards = {an.index(ctx).scope(c).name.value: amp.skipped_update(c) for c in unscales}
     assert [name for name, guard in guards.items() if guard is not None] == ["skipped", "every_micro_batch"]
     assert ctx.module.code_for_node(guards["skipped"].test) == "ok"
+
+
+def test_an_exit_stack_that_enters_a_gradient_free_context() -> None:
+    ctx = context(
+        """
+        import contextlib, torch
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(torch.no_grad())
+            model(a)
+        managers = [torch.no_grad()] + list(observers)
+        with contextlib.ExitStack() as stack:
+            for manager in managers:
+                stack.enter_context(manager)
+            model(b)
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(open(path))
+            model(c)
+        """
+    )
+    idx, imps = an.index(ctx), an.imports(ctx)
+    runs = {code(ctx, c.args[0].value): an.in_grad_free_block(idx, c, imps) for c in idx.nodes(cst.Call) if an.callee_name(c) == "model"}
+    assert runs == {"a": True, "b": True, "c": False}

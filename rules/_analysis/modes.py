@@ -61,13 +61,43 @@ def grad_free_blocks(
     first (within its own scope when `stop_at_function`)."""
     for ancestor in idx.ancestors(node):
         if isinstance(ancestor, cst.With) and idx.contains(ancestor.body, node):
-            if any(is_grad_free_call(item.item, imps) for item in ancestor.items):
+            if any(is_grad_free_call(item.item, imps) for item in ancestor.items) or _stacks_grad_free(idx, ancestor, imps):
                 yield ancestor
         if isinstance(ancestor, cst.FunctionDef):
             if grad_free_decorated(ancestor, imps):
                 yield ancestor
             if stop_at_function:
                 return
+
+
+def _stacks_grad_free(idx: Index, block: cst.With, imps: Imports) -> bool:
+    """`with ExitStack() as stack:` whose body enters a gradient-free context:
+    `stack.enter_context(torch.no_grad())`, or each of a list that holds one
+    (`for m in [torch.no_grad(), *observers]: stack.enter_context(m)`)."""
+    stacks = {
+        item.asname.name.value
+        for item in block.items
+        if isinstance(item.item, cst.Call) and last_name(item.item.func) == "ExitStack"
+        and item.asname is not None and isinstance(item.asname.name, cst.Name)
+    }
+    if not stacks:
+        return False
+    scope = idx.scope(block)
+    for call in idx.within(block.body, cst.Call):
+        if method_name(call) != "enter_context" or dotted(receiver(call)) not in stacks or not call.args:
+            continue
+        entered = call.args[0].value
+        if is_grad_free_call(entered, imps):
+            return True
+        loop = next((a for a in idx.ancestors(call) if isinstance(a, cst.For)), None)
+        if isinstance(entered, cst.Name) and loop is not None and dotted(loop.target) == entered.value:
+            held = [loop.iter, *(
+                assign.value for assign in idx.within(scope, cst.Assign)
+                if any(dotted(t.target) == dotted(loop.iter) for t in assign.targets)
+            )]
+            if any(is_grad_free_call(c, imps) for value in held for c in idx.within(value, cst.Call)):
+                return True
+    return False
 
 
 def grad_mode_flag(block: cst.CSTNode, imps: Imports) -> bool:
