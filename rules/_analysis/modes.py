@@ -84,7 +84,8 @@ def _stacks_grad_free(idx: Index, block: cst.With, imps: Imports) -> bool:
         return False
     scope = idx.scope(block)
     for call in idx.within(block.body, cst.Call):
-        if method_name(call) != "enter_context" or dotted(receiver(call)) not in stacks or not call.args:
+        owner = receiver(call)
+        if method_name(call) != "enter_context" or owner is None or dotted(owner) not in stacks or not call.args:
             continue
         entered = call.args[0].value
         if is_grad_free_call(entered, imps):
