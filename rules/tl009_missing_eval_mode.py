@@ -86,6 +86,20 @@ class MissingEvalMode(Rule):
     CONFIRMED_BY = ("TL009",)
 
     VALID = [
+        # a torch.nn model without dropout or normalization: eval mode changes nothing
+        """
+        import torch
+        import torch.nn as nn
+        model = nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10))
+        for epoch in range(5):
+            for x, y in loader:
+                optimizer.zero_grad()
+                nn.functional.cross_entropy(model(x), y).backward()
+                optimizer.step()
+        with torch.no_grad():
+            for x, y in test_loader:
+                correct += (model(x).argmax(1) == y).sum().item()
+        """,
         """
         import torch
 

@@ -350,3 +350,20 @@ class TestParameterFree:
             """
         )
         assert not an.networks(ctx).parameter_free("Features")
+
+
+def test_torch_layers_that_compute_the_same_in_eval_mode() -> None:
+    ctx = context(
+        """
+        import torch.nn as nn
+        a = nn.Linear(3, 4)
+        b = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+        c = nn.Sequential(nn.Linear(3, 4), nn.Dropout(0.1))
+        d = nn.LSTM(3, 4, 2, batch_first=True)
+        e = nn.LSTM(3, 4, 2, dropout=0.2)
+        f = nn.BatchNorm1d(4)
+        g = nn.TransformerEncoderLayer(8, 2)
+        h = Custom()
+        """
+    )
+    assert {k for k in "abcdefgh" if an.mode_free(ctx, k)} == {"a", "b", "d"}

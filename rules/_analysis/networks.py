@@ -40,6 +40,7 @@ from torchlint.rules._analysis.modes import grad_free_decorated, model_key, runs
 from torchlint.rules._analysis.names import Imports, dotted, imports, last_name, string_text
 from torchlint.rules._analysis.training import training
 from torchlint.rules._analysis.vocabulary import (
+    MODE_DEPENDENT,
     MODE_FRAMEWORKS,
     MODEL_WRAPPERS,
     name_says_evaluation,
@@ -143,10 +144,38 @@ def mode_free(ctx: FileContext, key: str | None) -> bool:
             continue  # `net = nn.DataParallel(net)`: the same layers
         if not isinstance(value, cst.Call):
             return False
+        if torch_layer_mode_free(imports(ctx), value):
+            continue
         entry = sm.local_entry(ctx, callee_name(value) or "") or sm.entry_for(ctx, value.func)
         if entry is None or not sm.class_mode_free(ctx, entry, value):
             return False
     return True
+
+
+# torch.nn recurrent layers, whose `dropout` (between layers) is 0 unless given; and its
+# containers, whose layers are their arguments.
+_RECURRENT = frozenset({"RNN", "LSTM", "GRU"})
+_CONTAINERS = frozenset({"Sequential", "ModuleList"})
+
+
+def torch_layer_mode_free(imps: Imports, call: cst.Call) -> bool:
+    """`nn.Linear(...)`, `nn.Conv2d(...)`, `nn.LSTM(...)` without dropout, an
+    `nn.Sequential(...)` of such layers: a torch.nn layer that computes the same in train and
+    eval mode. Dropout, normalization, transformer and attention layers are not."""
+    qualified = imps.callee(call) or ""
+    if not qualified.startswith("torch.nn."):
+        return False
+    layer = qualified.rpartition(".")[2]
+    if layer in _CONTAINERS:
+        if any(a.star or a.keyword is not None for a in call.args):
+            return False
+        items = [a.value for a in call.args]
+        values = [e.value for item in items if isinstance(item, (cst.List, cst.Tuple)) for e in item.elements] or items
+        return all(isinstance(v, cst.Call) and torch_layer_mode_free(imps, v) for v in values)
+    if layer in _RECURRENT:
+        dropout = keyword(call, "dropout")
+        return len(positional(call)) < 6 and (dropout is None or (isinstance(dropout.value, cst.Integer) and dropout.value.value == "0"))
+    return layer[:1].isupper() and not MODE_DEPENDENT.search(layer)
 
 
 # Methods that return the module they are called on (so a chain of them still holds it).
