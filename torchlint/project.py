@@ -196,6 +196,7 @@ class Project:
         self._refs: dict[Path, ModuleRef] = {}
         self._digests: dict[tuple[Path, str], str] = {}
         self._modules: dict[tuple[Path, str], list[Path] | None] = {}
+        self._method_calls: dict[tuple[Path, frozenset[str]], list[tuple[Path, str, dict[str, Any], str]]] = {}
         self._facts: dict[tuple[Path, str, str], bool] = {}
 
     # -- files and modules
@@ -330,21 +331,30 @@ class Project:
     def _sibling_method_calls(self, path: Path, methods: Iterable[str]) -> Iterable[tuple[str, dict[str, Any], str]]:
         """(function of `path`'s module, the summary of a method named in `methods` of a class
         of another module of its folder that calls it, the name as that method writes it)."""
-        wanted = set(methods)
         own = self.module_of(Path(os.path.abspath(path)))
         prefix = own.name + "."
-        for sibling in sorted(own.path.parent.glob("*.py")):
-            if sibling == own.path:
-                continue
-            ref = self.module_of(sibling)
-            for entry in ((self.summary(sibling) or {}).get("defs", {})).values():
-                for method, data in entry.get("methods", {}).items() if entry.get("kind") == "class" else ():
-                    if method not in wanted:
-                        continue
-                    for written in data.get("calls", ()):
-                        name = ref.absolute(written)
-                        if name is not None and name.startswith(prefix) and "." not in name[len(prefix) :]:
-                            yield name[len(prefix) :], data, written
+        for sibling, name, data, written in self._folder_method_calls(own.path.parent, frozenset(methods)):
+            if sibling != own.path and name.startswith(prefix) and "." not in name[len(prefix) :]:
+                yield name[len(prefix) :], data, written
+
+    def _folder_method_calls(self, folder: Path, wanted: frozenset[str]) -> list[tuple[Path, str, dict[str, Any], str]]:
+        """Every call that a method named in `wanted` of a class of a module of `folder`
+        makes: (that module, the absolute name called, the method's summary, the name as
+        written); read once per folder, as every module of a folder asks it of the others."""
+        key = (folder, wanted)
+        found = self._method_calls.get(key)
+        if found is None:
+            found = self._method_calls[key] = []
+            for sibling in sorted(folder.glob("*.py")):
+                ref = self.module_of(sibling)
+                for entry in ((self.summary(sibling) or {}).get("defs", {})).values():
+                    for method, data in entry.get("methods", {}).items() if entry.get("kind") == "class" else ():
+                        if method in wanted:
+                            for written in data.get("calls", ()):
+                                name = ref.absolute(written)
+                                if name is not None:
+                                    found.append((sibling, name, data, written))
+        return found
 
     def root_of(self, path: Path) -> Path:
         """The folder that holds `path`'s project (see the module docstring)."""
