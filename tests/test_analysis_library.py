@@ -116,6 +116,14 @@ class TestNames:
 
 
 class TestCalls:
+    def test_first_argument_by_keyword_or_first_position(self) -> None:
+        def first(text: str) -> str | None:
+            found = an.first_argument(cst.parse_expression(text), "mode")  # type: ignore[arg-type]
+            return cst.Module([]).code_for_node(found) if found is not None else None
+
+        assert first("m.train(False)") == "False" and first("m.train(mode=flag)") == "flag"
+        assert first("m.train()") is None and first("m.train(a, mode=b)") == "b"
+
     def test_parts_of_a_call(self) -> None:
         call = cst.ensure_type(cst.parse_expression("opt.step(closure, lr=0.1, *more)"), cst.Call)
         assert an.method_name(call) == "step"

@@ -419,16 +419,11 @@ class Project:
                 if str(self.any_module(path, fact, scope)) != digest:
                     return False
                 continue
-            if key.startswith(CALLERS):
-                if entry_digest(self.called_from_methods(path, key[len(CALLERS) :].split(","))) != digest:
-                    return False
-                continue
-            if key.startswith(MIXERS):
-                if entry_digest(self.mixed_by_methods(path, key[len(MIXERS) :].split(","))) != digest:
-                    return False
-                continue
-            if key.startswith(PACKAGE):
-                if entry_digest(self.package_functions(path, key[len(PACKAGE) :].split(","))) != digest:
+            answers = ((CALLERS, self.called_from_methods), (MIXERS, self.mixed_by_methods), (PACKAGE, self.package_functions))
+            asked = next(((prefix, answer) for prefix, answer in answers if key.startswith(prefix)), None)
+            if asked is not None:
+                prefix, answer = asked
+                if entry_digest(answer(path, key[len(prefix) :].split(","))) != digest:
                     return False
                 continue
             name, _, where = key.partition("@")

@@ -65,6 +65,7 @@ from torchlint.rules._analysis.calls import (
     keyword as keyword,
     positional as positional,
     is_false as is_false,
+    first_argument as first_argument,
     same_expr as same_expr,
     bind_arguments as bind_arguments,
     binds_self as binds_self,

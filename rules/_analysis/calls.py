@@ -37,6 +37,16 @@ def positional(call: cst.Call) -> list[cst.Arg]:
     return [arg for arg in call.args if arg.keyword is None and not arg.star]
 
 
+def first_argument(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    """The value a call gives its first parameter, called `name`: by keyword or first position
+    (`model.train(False)`, `model.train(mode=False)`)."""
+    given = keyword(call, name)
+    if given is not None:
+        return given.value
+    args = positional(call)
+    return args[0].value if args else None
+
+
 def is_false(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "False"
 

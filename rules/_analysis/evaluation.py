@@ -26,12 +26,12 @@ from torchlint.rule import FileContext
 from torchlint.rules import _summaries as sm
 from torchlint.rules._analysis.callgraph import functions
 from torchlint.rules._analysis.calls import (
+    first_argument,
     bind_arguments,
     called_module,
     keyword,
     method_name,
     parameter_names,
-    positional,
     receiver,
 )
 from torchlint.rules._analysis.dataflow import assigned_values, Binding, bindings, target_names
@@ -62,14 +62,6 @@ def _is_literal(expr: cst.BaseExpression | None, value: str) -> bool:
     return isinstance(expr, cst.Name) and expr.value == value
 
 
-def _first_arg(call: cst.Call, name: str) -> cst.BaseExpression | None:
-    kw = keyword(call, name)
-    if kw is not None:
-        return kw.value
-    args = positional(call)
-    return args[0].value if args else None
-
-
 def mode_kind(call: cst.Call) -> str | None:
     """`eval` for `x.eval()` and `x.train(False)`, `train` for `x.train()` and `x.train(flag)`."""
     method = method_name(call)
@@ -79,7 +71,7 @@ def mode_kind(call: cst.Call) -> str | None:
         if not call.args:
             return "train"
         # A flag (`model.train(is_training)`) may mean either: count it as training.
-        return "eval" if _is_literal(_first_arg(call, "mode"), "False") else "train"
+        return "eval" if _is_literal(first_argument(call, "mode"), "False") else "train"
     return None
 
 
@@ -388,7 +380,7 @@ class Evaluations:
                 or (method == "step" and _OPTIMIZER_NAME.search(last_name(receiver(call) or call) or ""))
             ):
                 return True
-            if method == "requires_grad_" and not _is_literal(_first_arg(call, "requires_grad"), "False"):
+            if method == "requires_grad_" and not _is_literal(first_argument(call, "requires_grad"), "False"):
                 return True
             kw = keyword(call, "requires_grad")
             if kw is not None and _is_literal(kw.value, "True"):

@@ -24,7 +24,7 @@ import libcst as cst
 from torchlint.rule import FileContext
 from torchlint.rules import _summaries as sm
 from torchlint.rules._analysis.callgraph import functions
-from torchlint.rules._analysis.calls import is_false, keyword, method_name, positional, receiver
+from torchlint.rules._analysis.calls import first_argument, is_false, method_name, receiver
 from torchlint.rules._analysis.dataflow import assigned_values
 from torchlint.rules._analysis.index import index
 from torchlint.rules._analysis.modes import assigned_chain_target, model_key, strip_self_returning
@@ -73,7 +73,7 @@ class Freezing:
         for call in self.idx.nodes(cst.Call):
             method = method_name(call)
             if method == "requires_grad_":
-                flag = _first_argument(call, "requires_grad")
+                flag = first_argument(call, "requires_grad")
                 if flag is not None and is_false(flag):
                     self._freeze(call, self._parameter_owners(call) or self._subject_names(call))
                 continue
@@ -143,14 +143,6 @@ class Freezing:
         if isinstance(built.func, cst.Name) and built.func.value in self.self_freezing:
             return True
         return sm.builds_frozen(self.ctx, built)
-
-
-def _first_argument(call: cst.Call, name: str) -> cst.BaseExpression | None:
-    found = keyword(call, name)
-    if found is not None:
-        return found.value
-    args = positional(call)
-    return args[0].value if args else None
 
 
 def freezing(ctx: FileContext) -> Freezing:
