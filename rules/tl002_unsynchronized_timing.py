@@ -488,8 +488,14 @@ class UnsynchronizedTiming(Rule):
                     "which queues CUDA work, and never synchronizes: it measures launch time; call "
                     f"`torch.cuda.synchronize()` in `{helper}` before it reads the end time",
                 )
+        idx = an.index(ctx)
+        clocked_scopes = {
+            id(an.execution_home(idx, call))
+            for call in idx.nodes(cst.Call)
+            if clocks.is_clock(call) or _reads_events(call)
+        }
         for scope in (ctx.module, *an.functions(ctx).all):
-            if not any(clocks.is_clock(s.node) or _reads_events(s.node) for s in an.execution_order(scope)):
+            if id(scope) not in clocked_scopes:
                 continue
             steps = work.timeline(scope)
             for measured in clocks.measurements(steps):

@@ -159,3 +159,32 @@ def test_backpropagated_names_the_tensor_not_the_framework() -> None:
         "t",
         "auto",
     ]
+
+
+def test_execution_home_is_the_scope_whose_execution_order_lists_the_call() -> None:
+    ctx = context(
+        """
+        start = clock()
+
+        @decorate(clock())
+        def run(x, default=clock()):
+            inner = lambda: clock()
+            def nested():
+                return clock()
+            return clock()
+
+        class Trainer:
+            at_class = clock()
+            def fit(self):
+                return clock()
+        """
+    )
+    idx = an.index(ctx)
+    scopes = [ctx.module, *an.functions(ctx).all]
+    listed = {id(step.node): scope for scope in scopes for step in an.execution_order(scope)}
+    calls = idx.nodes(cst.Call)
+    assert len(calls) == 9
+    for call_node in calls:
+        assert an.execution_home(idx, call_node) is listed.get(id(call_node))
+    # `decorate(...)` and its `clock()`, the default, the lambda's and the class body's.
+    assert sum(an.execution_home(idx, c) is None for c in calls) == 5

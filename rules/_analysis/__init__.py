@@ -84,6 +84,7 @@ from torchlint.rules._analysis.flow import (
     enclosing_loops as enclosing_loops,
     loops_run_by as loops_run_by,
     Step as Step,
+    execution_home as execution_home,
     execution_order as execution_order,
     MAX_INLINE_DEPTH as MAX_INLINE_DEPTH,
     Event as Event,

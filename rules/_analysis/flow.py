@@ -25,7 +25,8 @@ LOOP_TYPES = (cst.For, cst.While)
 
 # Exact types, compared with `type(node) in ...`: cheaper than `isinstance` on LibCST's
 # ABC classes, and LibCST's concrete node classes have no subclasses.
-_NOT_INLINE = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+_NOT_INLINE_TYPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_NOT_INLINE = frozenset(_NOT_INLINE_TYPES)
 
 
 def loop_body_contains(idx: Index, loop: cst.For | cst.While, node: cst.CSTNode) -> bool:
@@ -104,7 +105,7 @@ def execution_order(scope: cst.CSTNode) -> list[Step]:
     out: list[Step] = []
     roots: Sequence[cst.CSTNode]
     if isinstance(scope, cst.Module):
-        roots = scope.body
+        roots = [statement for statement in scope.body if type(statement) not in _NOT_INLINE]
     elif isinstance(scope, cst.FunctionDef):
         roots = [scope.body]
     else:
@@ -128,6 +129,18 @@ def execution_order(scope: cst.CSTNode) -> list[Step]:
                 inner = (*loops, node)  # type: ignore[arg-type]
             stack.append((child, inner, False))
     return out
+
+
+def execution_home(idx: Index, node: cst.CSTNode) -> cst.FunctionDef | cst.Module | None:
+    """The scope whose `execution_order` lists `node`: the function whose body holds it, or
+    the module; None inside a class body, a lambda, or a function's decorators or defaults
+    outside any function (code that `execution_order` does not inline anywhere)."""
+    home = idx.enclosing(node, _NOT_INLINE_TYPES)
+    if home is None:
+        return idx.module
+    if type(home) is cst.FunctionDef and idx.contains(home.body, node):
+        return home
+    return None
 
 
 MAX_INLINE_DEPTH = 4
