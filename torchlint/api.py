@@ -12,7 +12,7 @@ import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 from torchlint.cache import ResultCache, content_digest
 from torchlint.config import Config
@@ -30,6 +30,9 @@ from torchlint.project import Project, ProjectView, Summary
 from torchlint.registry import catalog, is_selected, matches, names_explicitly
 from torchlint.rule import Rule
 from torchlint.sources import SourceFile, Unreadable, decode, more_tokens_than, read_bytes
+
+if TYPE_CHECKING:
+    from torchlint.engine import SourceParser
 
 # Below this much source to check, a process pool costs more than it saves (the
 # pre-commit case: a few files, checked in the main process).
@@ -250,9 +253,15 @@ def _not_checked(name: str, measure: str, setting: str, limit: str, memory: int,
 
 
 def findings_for(
-    source: SourceFile, name: str, rules: Sequence[Rule], config: Config, project: ProjectView | None = None
+    source: SourceFile,
+    name: str,
+    rules: Sequence[Rule],
+    config: Config,
+    project: ProjectView | None = None,
+    parser: SourceParser | None = None,
 ) -> list[Finding]:
-    """The findings for a file already read (or fixed in memory), filtered by `config`."""
+    """The findings for a file already read (or fixed in memory), filtered by `config`;
+    `parser` parses a Python file (the whole text unless an editor keeps one per document)."""
     from torchlint import engine, notebook
 
     unused = reports_unused_suppressions(config)
@@ -270,7 +279,9 @@ def findings_for(
             else []
         )
     else:
-        findings = engine.check_source(source.text, name, rules, project, unused_suppressions=unused)
+        findings = engine.check_source(
+            source.text, name, rules, project, unused_suppressions=unused, parser=parser or engine.WHOLE_TEXT
+        )
     return _filter(findings, config, source.path)
 
 

@@ -16,7 +16,7 @@ import sys
 import threading
 import warnings
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Protocol, Sequence
 
 from torchlint.finding import (
     INTERNAL_ERROR_CODE,
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     import libcst as cst
 
 if TYPE_CHECKING:
+    from torchlint.positions import Position
     from torchlint.project import ProjectView
 
 
@@ -140,6 +141,29 @@ def parse(source: str) -> cst.Module:
         raise ParseFailure(exc.raw_line, exc.raw_column + 1, f"LibCST cannot parse this code: {reason}") from None
     except (RecursionError, MemoryError):
         raise ParseFailure(1, 1, "code is nested too deeply for LibCST's parser") from None
+
+
+class SourceParser(Protocol):
+    """How `check_source` turns a text into a tree and reported nodes into their ranges:
+    the whole text each time (`WHOLE_TEXT`), or only what an edit changed
+    (`torchlint.reparse.IncrementalParser`, for an editor's successive versions)."""
+
+    def parse(self, source: str) -> cst.Module: ...
+
+    def node_positions(self, module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, Position]: ...
+
+
+class _WholeText:
+    def parse(self, source: str) -> cst.Module:
+        return parse(source)
+
+    def node_positions(self, module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, Position]:
+        from torchlint.positions import node_positions
+
+        return node_positions(module, nodes)
+
+
+WHOLE_TEXT: SourceParser = _WholeText()
 
 
 def _skip_validation(node: object) -> None:
@@ -328,6 +352,7 @@ def check_source(
     *,
     noqa: bool = True,
     unused_suppressions: bool = False,
+    parser: SourceParser = WHOLE_TEXT,
 ) -> list[Finding]:
     """Check one file's text with `rules`; never raises for any input. `project` resolves
     its imports of the project's other modules (and records which summaries it used).
@@ -341,7 +366,7 @@ def check_source(
     findings: list[Finding] = []
     if active:
         with INTERPRETER_LOCK, collections_paused():
-            findings = _check_tree(source, filename, active, project)
+            findings = _check_tree(source, filename, active, project, parser)
     suppressions = parse_suppressions(source, noqa=noqa)
     kept = [
         f
@@ -355,21 +380,24 @@ def check_source(
     return sorted(set(kept))
 
 
-def _check_tree(source: str, filename: str, rules: Sequence[Rule], project: ProjectView | None) -> list[Finding]:
-    """Parse `source` and run `rules` on it; the tree is gone when this returns."""
+def _check_tree(
+    source: str, filename: str, rules: Sequence[Rule], project: ProjectView | None, parser: SourceParser
+) -> list[Finding]:
+    """Parse `source` and run `rules` on it; the tree is gone when this returns (unless
+    `parser` keeps it for the next version of the text)."""
     try:
-        module = parse(source)
+        module = parser.parse(source)
     except ParseFailure as failure:
         return [parse_error(filename, failure.line, failure.column, failure.reason)]
     ctx = FileContext(filename, source, module, project)
     try:
         with recursion_limit(TREE_RECURSION_LIMIT):
-            return _run_rules(ctx, rules)
+            return _run_rules(ctx, rules, parser)
     finally:
         ctx.release()
 
 
-def _run_rules(ctx: FileContext, rules: Sequence[Rule]) -> list[Finding]:
+def _run_rules(ctx: FileContext, rules: Sequence[Rule], parser: SourceParser) -> list[Finding]:
     reported: list[tuple[Rule, Report]] = []
     findings: list[Finding] = []
     for rule in rules:
@@ -378,14 +406,12 @@ def _run_rules(ctx: FileContext, rules: Sequence[Rule]) -> list[Finding]:
         except Exception as exc:  # a broken rule must not lose the file or the run
             findings.append(internal_error(ctx.filename, rule, exc))
     if reported:
-        findings.extend(_locate(ctx, reported))
+        findings.extend(_locate(ctx, reported, parser))
     return findings
 
 
-def _locate(ctx: FileContext, reported: Sequence[tuple[Rule, Report]]) -> list[Finding]:
-    from torchlint.positions import node_positions
-
-    positions = node_positions(ctx.module, (report.node for _, report in reported))
+def _locate(ctx: FileContext, reported: Sequence[tuple[Rule, Report]], parser: SourceParser) -> list[Finding]:
+    positions = parser.node_positions(ctx.module, [report.node for _, report in reported])
     findings = []
     for rule, report in reported:
         where = positions.get(id(report.node))

@@ -111,12 +111,18 @@ Position = tuple[int, int, int, int]
 def node_positions(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, Position]:
     """Ranges of `nodes` (by `id`), as `PositionProvider` would give them; nodes that are
     not part of `module` are missing from the result."""
-    targets = {id(node) for node in nodes}
+    return positions_within(module, module, {id(node) for node in nodes})
+
+
+def positions_within(root: cst.CSTNode, module: cst.Module, targets: set[int]) -> dict[int, Position]:
+    """Ranges of the nodes in `targets` (ids) that `root` holds, counted from `root`'s own
+    first character (line 1, column 0): for a top-level statement of `module`, add the
+    lines before it to place them in the module."""
     if not targets:
         return {}
     state = _OffsetState(module, targets)
     try:
-        module._codegen(state)
+        root._codegen(state)
     except _AllFound:
         pass
     text = "".join(state.tokens)

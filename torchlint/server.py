@@ -33,6 +33,7 @@ from torchlint.newlines import normalize
 from torchlint.noqa_edit import with_noqa
 from torchlint.projects import NearestConfigs
 from torchlint.registry import catalog
+from torchlint.reparse import IncrementalParser
 from torchlint.rule import RULE_DOC_URL, Rule
 from torchlint.sources import SourceFile
 from torchlint.suppression import DISABLE_FILE, parse_suppressions
@@ -122,6 +123,8 @@ class TorchlintServer(LanguageServer):
         # Summaries of the project's modules by path: (content digest, summary).
         self._summaries: dict[str, tuple[str, Any]] = {}
         self._pending: dict[str, asyncio.TimerHandle] = {}
+        # Per open document: its last tree, so that a change parses only what it touched.
+        self._parsers: dict[str, IncrementalParser] = {}
 
     # Settings and configuration
 
@@ -192,7 +195,8 @@ class TorchlintServer(LanguageServer):
             self.show_error(str(exc))
             config = None
         if config is not None and self._checks(path, config):
-            findings = self._findings(path, text, config, from_disk_cache=known is None)
+            parser = self._parsers.setdefault(document.uri, IncrementalParser())
+            findings = self._findings(path, text, config, parser, from_disk_cache=known is None)
         checked = Checked(document.version, text, findings, [self.diagnostic(document, f) for f in findings])
         self.checked[document.uri] = checked
         return checked
@@ -202,7 +206,9 @@ class TorchlintServer(LanguageServer):
 
         return path.suffix in ("", ".py", ".pyi") and not excluded_by(config, path, Path.cwd())
 
-    def _findings(self, path: Path, text: str, config: Config, from_disk_cache: bool) -> list[Finding]:
+    def _findings(
+        self, path: Path, text: str, config: Config, parser: IncrementalParser, from_disk_cache: bool
+    ) -> list[Finding]:
         from torchlint.project import Project, ProjectView
 
         data = text.encode("utf-8")
@@ -220,7 +226,8 @@ class TorchlintServer(LanguageServer):
                 found = (hit.findings, hit.deps)
         if found is None:
             view = ProjectView.of(project, path)
-            findings = api.findings_for(SourceFile(path, text, len(data)), name, self.rules_for(config), config, view)
+            source = SourceFile(path, text, len(data))
+            findings = api.findings_for(source, name, self.rules_for(config), config, view, parser)
             found = (findings, view.used)
         self._summaries.update(project.take_computed())
         if len(self._memo) >= MEMO_SIZE:
@@ -398,6 +405,7 @@ def create_server() -> TorchlintServer:
         if pending is not None:
             pending.cancel()
         ls.checked.pop(uri, None)
+        ls._parsers.pop(uri, None)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     @server.feature(
