@@ -1,0 +1,1 @@
+from .patectgan import PATECTGAN

@@ -1,0 +1,3 @@
+from torchnlp.nn.attention import Attention
+
+__all__ = ["Attention"]
