@@ -194,13 +194,85 @@ def test_save_and_close(client: LspClient, workspace: Path) -> None:
     assert client.diagnostics(uri) == []
 
 
-def test_a_notebook_gets_no_diagnostics_as_docs_editors_says(client: LspClient, workspace: Path) -> None:
+def open_notebook(client: LspClient, path: Path, cells: list[tuple[int, str]]) -> list[str]:
+    """Open `cells` ((kind, text): 1 markdown, 2 code) as a notebook document; their URIs."""
+    uris = [f"vscode-notebook-cell:{path}#cell{i}" for i in range(len(cells))]
+    client.notify(
+        "notebookDocument/didOpen",
+        {
+            "notebookDocument": {
+                "uri": path.as_uri(),
+                "notebookType": "jupyter-notebook",
+                "version": 1,
+                "cells": [{"kind": kind, "document": uri} for (kind, _), uri in zip(cells, uris)],
+            },
+            "cellTextDocuments": [
+                {"uri": uri, "languageId": "python" if kind == 2 else "markdown", "version": 1, "text": text}
+                for (kind, text), uri in zip(cells, uris)
+            ],
+        },
+    )
+    return uris
+
+
+def test_a_notebooks_cells_are_checked_together_and_each_gets_its_own_diagnostics(
+    client: LspClient, workspace: Path
+) -> None:
+    setup = "import torch\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    loop = "for x, y in loader:\n    %time loss = model(x).sum()\n    loss.backward()\n    opt.step()\n"
+    path = workspace / "train.ipynb"
+    notes, first, second = open_notebook(client, path, [(1, "# Training"), (2, setup), (2, loop)])
+    (diagnostic,) = client.diagnostics(second)  # published last, after the other cells'
+    assert diagnostic["code"] == "TL001"
+    assert diagnostic["range"]["start"] == {"line": 3, "character": 4}  # `opt.step()`, in its cell
+    published = {
+        m["params"]["uri"]: m["params"]["diagnostics"]
+        for m in client.notifications
+        if m["method"] == "textDocument/publishDiagnostics"
+    }
+    assert published[first] == [] and published[notes] == []
+
+    actions = client.request(
+        "textDocument/codeAction",
+        {"textDocument": {"uri": second}, "range": diagnostic["range"], "context": {"diagnostics": [diagnostic]}},
+    )
+    line = next(a for a in actions if a["title"] == "Disable TL001 for this line")
+    disabled = apply_edits(loop, line["edit"]["changes"][second])
+    assert "    opt.step()  # noqa: TL001\n" in disabled
+
+    fixed = loop.replace("for x, y in loader:\n", "for x, y in loader:\n    opt.zero_grad()\n")
+    client.notify(
+        "notebookDocument/didChange",
+        {
+            "notebookDocument": {"uri": path.as_uri(), "version": 2},
+            "change": {"cells": {"textContent": [{"document": {"uri": second, "version": 2}, "changes": [{"text": fixed}]}]}},
+        },
+    )
+    assert client.diagnostics(second) == []
+
+    client.notify(
+        "notebookDocument/didChange",
+        {
+            "notebookDocument": {"uri": path.as_uri(), "version": 3},
+            "change": {"cells": {"textContent": [{"document": {"uri": second, "version": 3}, "changes": [{"text": loop}]}]}},
+        },
+    )
+    assert [d["code"] for d in client.diagnostics(second)] == ["TL001"]
+    client.notify(
+        "notebookDocument/didClose",
+        {"notebookDocument": {"uri": path.as_uri()}, "cellTextDocuments": [{"uri": u} for u in (notes, first, second)]},
+    )
+    assert client.diagnostics(second) == []
+
+
+def test_a_notebook_opened_as_a_text_file_gets_no_diagnostics(client: LspClient, workspace: Path) -> None:
     import json
 
     cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": BUGGY}
     notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     path = workspace / "train.ipynb"
     path.write_text(json.dumps(notebook))
+    # Its positions would be the cells', not the JSON text's: nothing to show there.
     uri = open_document(client, path, path.read_text())
     assert client.diagnostics(uri) == []
     done = subprocess.run(

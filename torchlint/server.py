@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -35,7 +36,7 @@ from torchlint.projects import NearestConfigs
 from torchlint.registry import catalog
 from torchlint.reparse import IncrementalParser
 from torchlint.rule import RULE_DOC_URL, Rule
-from torchlint.sources import SourceFile
+from torchlint.sources import SourceFile, decode
 from torchlint.suppression import DISABLE_FILE, parse_suppressions
 
 # Keystrokes closer together than this are checked once, after the last one. Short,
@@ -52,6 +53,17 @@ LSP_SEVERITIES = {
     Severity.WARNING: types.DiagnosticSeverity.Warning,
     Severity.INFO: types.DiagnosticSeverity.Information,
 }
+
+
+# Jupyter notebooks opened as notebooks (LSP 3.17): their Python cells are checked together.
+NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
+    notebook_selector=[
+        types.NotebookDocumentFilterWithCells(
+            cells=[types.NotebookCellLanguage(language="python")], notebook="jupyter-notebook"
+        )
+    ],
+    save=True,
+)
 
 
 class SettingsError(ValueError):
@@ -113,7 +125,12 @@ class Checked:
 
 class TorchlintServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("torchlint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "torchlint",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            notebook_document_sync=NOTEBOOK_SYNC,
+        )
         self.settings = Settings()
         self.checked: dict[str, Checked] = {}
         self._configs: NearestConfigs | None = None
@@ -169,13 +186,23 @@ class TorchlintServer(LanguageServer):
     # Checking
 
     def schedule(self, uri: str) -> None:
+        self.cancel_pending(uri)
+        self._pending[uri] = asyncio.get_running_loop().call_later(DEBOUNCE_SECONDS, self.publish, uri)
+
+    def cancel_pending(self, uri: str) -> None:
         pending = self._pending.pop(uri, None)
         if pending is not None:
             pending.cancel()
-        self._pending[uri] = asyncio.get_running_loop().call_later(DEBOUNCE_SECONDS, self.publish, uri)
 
     def publish(self, uri: str) -> None:
         self._pending.pop(uri, None)
+        notebook = self.workspace.get_notebook_document(notebook_uri=uri)
+        if notebook is not None:
+            for cell_uri, checked in self.check_notebook(notebook).items():
+                self.text_document_publish_diagnostics(
+                    types.PublishDiagnosticsParams(uri=cell_uri, version=checked.version, diagnostics=checked.diagnostics)
+                )
+            return
         document = self.workspace.get_text_document(uri)
         checked = self.check(document)
         self.text_document_publish_diagnostics(
@@ -187,31 +214,73 @@ class TorchlintServer(LanguageServer):
         known = self.checked.get(document.uri)
         if known is not None and known.version == document.version and known.text == text:
             return known
+        notebook = self.workspace.get_notebook_document(cell_uri=document.uri)
+        if notebook is not None:
+            return self.check_notebook(notebook)[document.uri]
         path = Path(to_fs_path(document.uri) or "untitled.py")
         findings: list[Finding] = []
-        try:
-            config = self.configs()(path)
-        except ConfigError as exc:
-            self.show_error(str(exc))
-            config = None
-        if config is not None and self._checks(path, config):
+        config = self._config_for(path)
+        if config is not None and self._checks(path, config, (".py", ".pyi")):
             parser = self._parsers.setdefault(document.uri, IncrementalParser())
-            findings = self._findings(path, text, config, parser, from_disk_cache=known is None)
+            data = text.encode("utf-8")
+            source = SourceFile(path, text, len(data))
+            findings = self._findings(path, data, source, config, parser, from_disk_cache=known is None)
         checked = Checked(document.version, text, findings, [self.diagnostic(document, f) for f in findings])
         self.checked[document.uri] = checked
         return checked
 
-    def _checks(self, path: Path, config: Config) -> bool:
+    def check_notebook(self, notebook: types.NotebookDocument) -> dict[str, Checked]:
+        """Check a notebook's code cells as one module, as `torchlint check` checks an
+        `.ipynb` file, and keep each cell's findings under the cell's own document."""
+        documents = [self.workspace.get_text_document(cell.document) for cell in notebook.cells]
+        stored = {
+            "cells": [
+                {"cell_type": "code" if cell.kind == types.NotebookCellKind.Code else "markdown", "source": doc.source}
+                for cell, doc in zip(notebook.cells, documents)
+            ],
+            "metadata": {},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+        path = Path(to_fs_path(notebook.uri) or "untitled.ipynb")
+        findings: list[Finding] = []
+        config = self._config_for(path)
+        if config is not None and self._checks(path, config, (".ipynb",)):
+            data = json.dumps(stored).encode("utf-8")
+            source = decode(path, data)
+            if isinstance(source, SourceFile):
+                findings = self._findings(path, data, source, config, None, from_disk_cache=False)
+        by_cell: dict[str, Checked] = {}
+        for number, document in enumerate(documents, start=1):
+            found = [f for f in findings if f.cell == number]
+            diagnostics = [self.diagnostic(document, f) for f in found]
+            by_cell[document.uri] = Checked(document.version, normalize(document.source), found, diagnostics)
+        self.checked.update(by_cell)
+        return by_cell
+
+    def _config_for(self, path: Path) -> Config | None:
+        try:
+            return self.configs()(path)
+        except ConfigError as exc:
+            self.show_error(str(exc))
+            return None
+
+    def _checks(self, path: Path, config: Config, suffixes: tuple[str, ...]) -> bool:
         from torchlint.discovery import excluded_by
 
-        return path.suffix in ("", ".py", ".pyi") and not excluded_by(config, path, Path.cwd())
+        return (path.suffix in suffixes or not path.suffix) and not excluded_by(config, path, Path.cwd())
 
     def _findings(
-        self, path: Path, text: str, config: Config, parser: IncrementalParser, from_disk_cache: bool
+        self,
+        path: Path,
+        data: bytes,
+        source: SourceFile,
+        config: Config,
+        parser: IncrementalParser | None,
+        from_disk_cache: bool,
     ) -> list[Finding]:
         from torchlint.project import Project, ProjectView
 
-        data = text.encode("utf-8")
         memo_key = (hashlib.blake2b(data, digest_size=16).hexdigest(), id(config))
         # A fresh view of the project per check: a helper saved since may change the findings.
         project = Project(api.summarize_text, self._summaries)
@@ -226,7 +295,6 @@ class TorchlintServer(LanguageServer):
                 found = (hit.findings, hit.deps)
         if found is None:
             view = ProjectView.of(project, path)
-            source = SourceFile(path, text, len(data))
             findings = api.findings_for(source, name, self.rules_for(config), config, view, parser)
             found = (findings, view.used)
         self._summaries.update(project.take_computed())
@@ -398,12 +466,29 @@ def create_server() -> TorchlintServer:
                     ls.checked.pop(open_uri, None)  # its text is unchanged, what it uses may not be
                 ls.publish(open_uri)
 
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def notebook_did_open(ls: TorchlintServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        ls.publish(params.notebook_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    async def notebook_did_change(ls: TorchlintServer, params: types.DidChangeNotebookDocumentParams) -> None:
+        ls.schedule(params.notebook_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+    def notebook_did_save(ls: TorchlintServer, params: types.DidSaveNotebookDocumentParams) -> None:
+        ls.publish(params.notebook_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_did_close(ls: TorchlintServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        ls.cancel_pending(params.notebook_document.uri)
+        for cell in params.cell_text_documents:
+            ls.checked.pop(cell.uri, None)
+            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
+
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: TorchlintServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
-        pending = ls._pending.pop(uri, None)
-        if pending is not None:
-            pending.cancel()
+        ls.cancel_pending(uri)
         ls.checked.pop(uri, None)
         ls._parsers.pop(uri, None)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
