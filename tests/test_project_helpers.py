@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from project_support import check, findings, write_project
 
 TRAIN_DDP = """
@@ -54,6 +56,32 @@ def test_a_helper_that_also_selects_the_gpu_is_enough(tmp_path: Path) -> None:
         "    dist.init_process_group(backend='nccl')\n    torch.cuda.set_device(int(os.environ['LOCAL_RANK']))\n"
     )
     assert with_utils(tmp_path, {"train.py": TRAIN_DDP, "utils/dist.py": helper}) == []
+
+
+NCCL_HELPER = "import torch.distributed as dist\n\n\ndef init_distributed(backend):\n    dist.init_process_group(backend=backend)\n"
+
+
+def test_a_helper_started_process_group_counts_for_an_aliased_ddp_wrap(tmp_path: Path) -> None:
+    script = (
+        "from torch.nn.parallel import DistributedDataParallel as D\n\nfrom utils.dist import init_distributed\n\n"
+        'init_distributed("nccl")\nmodel = D(Net().cuda())\n'
+    )
+    assert with_utils(tmp_path, {"train.py": script, "utils/dist.py": NCCL_HELPER}) == [("train.py", 6, "TL016")]
+
+
+@pytest.mark.parametrize(
+    "mention",
+    [
+        "# every rank wraps its model in DistributedDataParallel later",
+        'print("DDP(model) comes later")',
+        "from mylib import DDP\n\nDDP(x)",  # not torch's
+    ],
+)
+def test_a_script_that_only_mentions_ddp_is_not_a_ddp_script(tmp_path: Path, mention: str) -> None:
+    # Without a DDP wrap, a process group that a helper starts is not looked for: only the
+    # script's own `init_process_group` says that it runs on NCCL.
+    script = f'import torch\n\nfrom utils.dist import init_distributed\n\n{mention}\ninit_distributed("nccl")\nx = torch.randn(8, device="cuda")\n'
+    assert with_utils(tmp_path, {"train.py": script, "utils/dist.py": NCCL_HELPER}) == []
 
 
 def test_a_clip_helper_on_scaled_gradients(tmp_path: Path) -> None:
