@@ -8,9 +8,6 @@ from torchlint.rule import FileContext, Report, Rule
 from torchlint.rules import _analysis as an
 from torchlint.rules import _summaries as sm
 
-DDP = frozenset(
-    {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
-)
 # Launchers that pick each process's device themselves.
 MANAGED = ("accelerate", "lightning", "pytorch_lightning", "deepspeed", "ignite", "colossalai", "horovod")
 
@@ -286,9 +283,9 @@ class DdpDeviceNotSet(Rule):
             yield from reports
 
     def _reports(self, ctx: FileContext) -> Iterator[Report]:
+        wrappers = an.ddp_wrappers(ctx)
         # A process group started by a helper of another module counts where a DDP wrap needs it.
-        has_wrapper = "DistributedDataParallel" in ctx.source or "DDP(" in ctx.source
-        inits = an.process_group_inits(ctx, through_helpers=has_wrapper)
+        inits = an.process_group_inits(ctx, through_helpers=bool(wrappers))
         backends = [an.backend(init) for init in inits]
         if not inits or not an.uses_cuda(ctx) or an.gpu_selected(ctx, inits):
             return
@@ -297,7 +294,6 @@ class DdpDeviceNotSet(Rule):
         if any(an.imports(ctx).mentions(framework) for framework in MANAGED):
             return
         devices = an.process_devices(ctx)
-        wrappers = an.calls_to(ctx, DDP, frozenset({"DistributedDataParallel", "DDP"}))
         for call in wrappers:
             if _gives_devices(call):
                 continue

@@ -9,7 +9,7 @@ import ast
 import libcst as cst
 import pytest
 
-from analysis_support import context
+from analysis_support import code, context
 
 from torchlint.rules import _analysis as an
 from torchlint.rules._summaries import summarize
@@ -45,6 +45,27 @@ def test_process_groups_and_their_backends() -> None:
         """
     )
     assert [an.backend(init) for init in an.process_group_inits(ctx)] == ["nccl", "gloo", None, "nccl"]
+
+
+@pytest.mark.parametrize(
+    "source, wrapped",
+    [
+        ("from torch.nn.parallel import DistributedDataParallel as D\nmodel = D(net)\n", ["D(net)"]),
+        ("import torch.nn.parallel as par\nmodel = par.DistributedDataParallel(net)\n", ["par.DistributedDataParallel(net)"]),
+        ("import torch\nmodel = torch.nn.parallel.distributed.DistributedDataParallel(net)\n",
+         ["torch.nn.parallel.distributed.DistributedDataParallel(net)"]),
+        ("model = DDP(net)\n", ["DDP(net)"]),  # a snippet that leaves its imports out
+        # The word alone does not wrap a model.
+        ("# the launcher wraps it in DistributedDataParallel: DDP(model)\nmodel = net\n", []),
+        ('print("DDP(model) is DistributedDataParallel(model)")\n', []),
+        ("from torch.nn.parallel import DistributedDataParallel\nassert isinstance(model, DistributedDataParallel)\n", []),
+        ("from fairscale.nn import ShardedDataParallel as DDP\nmodel = DDP(net)\n", []),
+        ("from torch.nn.parallel import DataParallel as DDP\nmodel = DDP(net)\n", []),
+    ],
+)
+def test_ddp_wrappers_are_calls_that_resolve_to_distributed_data_parallel(source: str, wrapped: list[str]) -> None:
+    ctx = context(source)
+    assert [code(ctx, call) for call in an.ddp_wrappers(ctx)] == wrapped
 
 
 @pytest.mark.parametrize(

@@ -4,29 +4,22 @@ whose checks used an edited summary."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
+
+from project_support import PROJECTS, check, check_alone, copy_project, edit, findings
 
 from torchlint import api
 from torchlint.config import Config
 from torchlint.project import MISSING, OUTSIDE, Project, ProjectView
 
-PROJECT = Path(__file__).parent / "data" / "projects" / "trainer"
+PROJECT = PROJECTS / "trainer"
 PACKAGE = PROJECT / "src" / "trainproj"
 
 
 def no_summaries(text: str) -> None:
     raise AssertionError("resolving module names must not summarise anything")
-
-
-def findings(paths: list[Path], cwd: Path, cache: Path | None = None) -> api.CheckResult:
-    return api.check_paths(paths, Config(), cwd=cwd, jobs=1, cache_dir=cache)
-
-
-def codes_by_file(result: api.CheckResult) -> set[tuple[str, str, int]]:
-    return {(Path(f.filename).name, f.code, f.line) for f in result.findings}
 
 
 # -- module names and search paths
@@ -99,94 +92,84 @@ THROUGH_OTHER_MODULES = [
 
 @pytest.mark.parametrize(("name", "code", "line", "with_project"), THROUGH_OTHER_MODULES)
 def test_a_finding_depends_on_another_module(name: str, code: str, line: int, with_project: bool) -> None:
-    path = PROJECT / name
-    alone = {(f.code, f.line) for f in api.check_source(path.read_text(), str(path))}
-    in_project = {(f.code, f.line) for f in findings([path], PROJECT).findings}
-    assert ((code, line) in in_project) is with_project
-    assert ((code, line) in alone) is not with_project
+    in_project = findings(check(PROJECT, [PROJECT / name]))
+    assert ((name, line, code) in in_project) is with_project
+    assert ((name, line, code) in check_alone(PROJECT, name)) is not with_project
 
 
 def test_the_whole_project() -> None:
-    result = findings([PROJECT], PROJECT)
-    assert codes_by_file(result) == {
-        ("train_steps.py", "TL001", 12),
-        ("evaluate_dropout.py", "TL009", 14),  # the same evaluation with a dropout network
-        ("evaluate_module_attr_dropout.py", "TL009", 14),  # `models.Regularized(0.5)`
-        ("ddp_trainer.py", "TL014", 21),  # ddp_trainer_fixed.py calls set_epoch
+    assert findings(check(PROJECT)) == [
+        ("src/trainproj/ddp_trainer.py", 21, "TL014"),  # ddp_trainer_fixed.py calls set_epoch
+        ("src/trainproj/evaluate_dropout.py", 14, "TL009"),  # the same evaluation with a dropout network
+        ("src/trainproj/evaluate_module_attr_dropout.py", 14, "TL009"),  # `models.Regularized(0.5)`
+        ("src/trainproj/inference.py", 8, "TL004"),  # not line 9: helpers.predict_quietly holds no_grad
         # Not sampler_trainer_fixed.py (set_epoch in the epoch method), sampler_trainer_helper.py
         # (epoch_utils.start_epoch), sampler_trainer_random.py (a RandomSampler).
-        ("sampler_trainer.py", "TL014", 19),
-        ("inference.py", "TL004", 8),  # not line 9: helpers.predict_quietly holds no_grad
-    }
+        ("src/trainproj/sampler_trainer.py", 19, "TL014"),
+        ("src/trainproj/train_steps.py", 12, "TL001"),
+    ]
 
 
 def test_checking_a_few_files_still_summarises_the_modules_they_import() -> None:
     # Pre-commit passes only changed files; the helpers are read, not reported.
-    result = findings([PACKAGE / "train_steps.py", PACKAGE / "train_ddp.py"], PROJECT)
+    result = check(PROJECT, [PACKAGE / "train_steps.py", PACKAGE / "train_ddp.py"])
     assert result.files_checked == 2
-    assert codes_by_file(result) == {("train_steps.py", "TL001", 12)}
+    assert findings(result) == [("src/trainproj/train_steps.py", 12, "TL001")]
 
 
 # -- the cache
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    copy = tmp_path / "trainer"
-    shutil.copytree(PROJECT, copy)
-    return copy
-
-
-def edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
-    assert old in text
-    path.write_text(text.replace(old, new))
-
-
-def test_editing_a_helper_rechecks_exactly_the_files_that_use_it(project: Path) -> None:
+def test_editing_a_helper_rechecks_exactly_the_files_that_use_it(tmp_path: Path) -> None:
+    project = copy_project("trainer", tmp_path)
     cache = project / ".cache"
     helpers = project / "src" / "trainproj" / "helpers.py"
-    first = findings([project], project, cache)
-    assert ("train_loop.py", "TL001", 14) not in codes_by_file(first)
-    assert findings([project], project, cache).files_cached == first.files_checked
+    missing_clear = ("src/trainproj/train_loop.py", 14, "TL001")
+    first = check(project, cache=cache)
+    assert missing_clear not in findings(first)
+    assert check(project, cache=cache).files_cached == first.files_checked
 
     edit(helpers, "    optimizer.zero_grad(set_to_none=True)\n", "    pass\n")
-    after = findings([project], project, cache)
-    assert ("train_loop.py", "TL001", 14) in codes_by_file(after)
+    after = check(project, cache=cache)
+    assert missing_clear in findings(after)
     # helpers.py (its bytes) and train_loop.py (the summary it used) are checked again.
     assert after.files_cached == first.files_checked - 2
 
     edit(helpers, "    pass\n", "    optimizer.zero_grad(set_to_none=True)\n")
-    restored = findings([project], project, cache)
-    assert codes_by_file(restored) == codes_by_file(first)
+    restored = check(project, cache=cache)
+    assert findings(restored) == findings(first)
     assert restored.files_cached == first.files_checked - 2
 
 
-def test_an_unrelated_edit_of_a_helper_module_rechecks_only_that_module(project: Path) -> None:
+def test_an_unrelated_edit_of_a_helper_module_rechecks_only_that_module(tmp_path: Path) -> None:
+    project = copy_project("trainer", tmp_path)
     cache = project / ".cache"
     helpers = project / "src" / "trainproj" / "helpers.py"
-    first = findings([project], project, cache)
+    first = check(project, cache=cache)
     helpers.write_text(helpers.read_text() + "\n\ndef describe(model):\n    return repr(model)\n")
-    again = findings([project], project, cache)
+    again = check(project, cache=cache)
     assert again.files_cached == first.files_checked - 1
-    assert codes_by_file(again) == codes_by_file(first)
+    assert findings(again) == findings(first)
 
 
-def test_a_helper_that_appears_later_is_seen(project: Path) -> None:
+def test_a_helper_that_appears_later_is_seen(tmp_path: Path) -> None:
+    project = copy_project("trainer", tmp_path)
     cache = project / ".cache"
     distributed = project / "src" / "trainproj" / "distributed.py"
+    script = project / "src" / "trainproj" / "train_ddp.py"
+    unset_device = ("src/trainproj/train_ddp.py", 11, "TL016")
     edit(distributed, "def select_device", "def other_name")
-    first = findings([project / "src" / "trainproj" / "train_ddp.py"], project, cache)
-    assert ("train_ddp.py", "TL016", 11) in codes_by_file(first)
+    assert unset_device in findings(check(project, [script], cache))
     edit(distributed, "def other_name", "def select_device")
-    again = findings([project / "src" / "trainproj" / "train_ddp.py"], project, cache)
+    again = check(project, [script], cache)
     assert again.files_cached == 0
-    assert ("train_ddp.py", "TL016", 11) not in codes_by_file(again)
+    assert unset_device not in findings(again)
 
 
-def test_fixing_a_file_checks_it_again_with_the_project(project: Path) -> None:
+def test_fixing_a_file_checks_it_again_with_the_project(tmp_path: Path) -> None:
     from torchlint.fix import fix_findings
 
+    project = copy_project("trainer", tmp_path)
     script = project / "src" / "trainproj" / "eval_ddp.py"
     script.write_text(
         "import torch\n"
@@ -203,8 +186,8 @@ def test_fixing_a_file_checks_it_again_with_the_project(project: Path) -> None:
         "    model.eval()\n"
         "    model(x)\n"
     )
-    found = findings([script], project).findings
-    assert [(f.code, f.line) for f in found] == [("TL004", 13)]
+    found = check(project, [script]).findings
+    assert findings(found) == [("src/trainproj/eval_ddp.py", 13, "TL004")]
     result = fix_findings(found, Config(), unsafe=False, write=True, cwd=project)
     assert "no_grad" in script.read_text()
     assert result.findings == []  # not TL016: the helper that selects the GPU is still seen
@@ -212,7 +195,7 @@ def test_fixing_a_file_checks_it_again_with_the_project(project: Path) -> None:
 
 # -- a checkout of the `.py` files alone: the folder named on the command line is a root
 
-RECIPES = Path(__file__).parent / "data" / "projects" / "recipes_layout"
+RECIPES = PROJECTS / "recipes_layout"
 
 
 def test_a_script_in_a_plain_subfolder_sees_the_root_level_packages_of_the_checked_folder() -> None:
@@ -224,11 +207,9 @@ def test_a_script_in_a_plain_subfolder_sees_the_root_level_packages_of_the_check
 
 
 def test_a_helper_of_a_root_level_package_selects_the_gpu_in_a_checkout_without_markers(tmp_path: Path) -> None:
-    checkout = tmp_path / "checkout"
-    shutil.copytree(RECIPES, checkout)
-    assert findings([checkout], cwd=tmp_path).findings == []
-    helper = checkout / "tune" / "utils.py"
-    helper.write_text(helper.read_text().replace("torch.cuda.set_device(device)", "pass"))
-    assert {(f.code, Path(f.filename).name) for f in findings([checkout], cwd=tmp_path).findings} == {
-        ("TL016", "generate.py")
-    }
+    checkout = copy_project("recipes_layout", tmp_path)
+    assert findings(check(tmp_path, [checkout])) == []
+    edit(checkout / "tune" / "utils.py", "torch.cuda.set_device(device)", "pass")
+    assert [(path, code) for path, _, code in findings(check(tmp_path, [checkout]))] == [
+        ("recipes_layout/recipes/generate.py", "TL016")
+    ]

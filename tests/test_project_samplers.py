@@ -4,37 +4,15 @@ sampler the epoch, and re-checked when one starts to."""
 
 from __future__ import annotations
 
-import ast
-import shutil
-import textwrap
 from pathlib import Path
 
-import pytest
+from project_support import PROJECTS, check, check_alone, copy_project, edit, findings, summary
 
-from torchlint import api
-from torchlint.config import Config
-from torchlint.rules._summaries import summarize
-
-PROJECT = Path(__file__).parent / "data" / "projects" / "bunch"
-
-
-def findings(cwd: Path, cache: Path | None = None) -> api.CheckResult:
-    return api.check_paths([cwd], Config(), cwd=cwd, jobs=1, cache_dir=cache)
-
-
-def tl014(result: api.CheckResult) -> list[tuple[str, int]]:
-    return [(Path(f.filename).name, f.line) for f in result.findings if f.code == "TL014"]
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    copy = tmp_path / "bunch"
-    shutil.copytree(PROJECT, copy)
-    return copy
+PROJECT = PROJECTS / "bunch"
 
 
 def sets_epoch(source: str) -> bool:
-    return bool(summarize(ast.parse(textwrap.dedent(source)))["sets_epoch"])
+    return bool(summary(source)["sets_epoch"])
 
 
 def test_summaries_say_whether_a_module_gives_samplers_the_epoch() -> None:
@@ -51,30 +29,29 @@ def test_a_sampler_parameter_that_defaults_to_shuffling_shuffles() -> None:
     def ordered(data, shuffle=False):
         return DistributedSampler(data, shuffle=shuffle)
     """
-    defs = summarize(ast.parse(textwrap.dedent(source)))["defs"]
+    defs = summary(source)["defs"]
     assert "distributed_sampler" in defs["shuffled"]["effects"]
     assert "distributed_sampler" not in defs["ordered"]["effects"]
 
 
 def test_the_kept_sampler_is_reported_where_it_is_built() -> None:
-    alone = api.check_source((PROJECT / "data" / "bunch.py").read_text(), "data/bunch.py")
-    assert [f for f in alone if f.code == "TL014"] == []  # outside a project: unknown
-    result = findings(PROJECT)
-    assert tl014(result) == [("bunch.py", 8)]  # not the evaluation loader's, which keeps its order
+    assert check_alone(PROJECT, "data/bunch.py", "TL014") == []  # outside a project: unknown
+    result = check(PROJECT)
+    assert findings(result, "TL014") == [("data/bunch.py", 8, "TL014")]  # not the evaluation loader's, which keeps its order
     (finding,) = [f for f in result.findings if f.code == "TL014"]
     assert "no module of this project calls `set_epoch`" in finding.message
 
 
-def test_a_training_loop_that_sets_the_epoch_rechecks_the_data_module(project: Path) -> None:
+def test_a_training_loop_that_sets_the_epoch_rechecks_the_data_module(tmp_path: Path) -> None:
+    project = copy_project("bunch", tmp_path)
     cache = project / ".cache"
-    first = findings(project, cache)
-    assert tl014(first) == [("bunch.py", 8)]
-    train = project / "train.py"
-    train.write_text(
-        train.read_text().replace(
-            "    for epoch in range(epochs):\n", "    for epoch in range(epochs):\n        bunch.sampler.set_epoch(epoch)\n"
-        )
+    first = check(project, cache=cache)
+    assert findings(first, "TL014") == [("data/bunch.py", 8, "TL014")]
+    edit(
+        project / "train.py",
+        "    for epoch in range(epochs):\n",
+        "    for epoch in range(epochs):\n        bunch.sampler.set_epoch(epoch)\n",
     )
-    after = findings(project, cache)
-    assert tl014(after) == []
+    after = check(project, cache=cache)
+    assert findings(after, "TL014") == []
     assert after.files_cached == first.files_checked - 2  # train.py and the data module that asked

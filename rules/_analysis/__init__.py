@@ -163,6 +163,7 @@ from torchlint.rules._analysis.devices import (
     VISIBLE_DEVICES as VISIBLE_DEVICES,
     CUDA_TEXT as CUDA_TEXT,
     process_group_inits as process_group_inits,
+    ddp_wrappers as ddp_wrappers,
     backend as backend,
     gpu_selected as gpu_selected,
     Share as Share,

@@ -3,8 +3,8 @@ module's `forward` creates goes: moved to a device, mixed with a tensor on the m
 device, returned as the model's output, or kept on the host (an index, a shape, a value read
 back). Follows values through local bindings, `self` attributes, helper methods and their
 call sites. And in distributed training: the process groups a module starts, whether it
-selects each process's GPU, and whether it puts its models on each process's own GPU or on
-one that every process shares.
+selects each process's GPU, which calls wrap a model in `DistributedDataParallel`, and
+whether it puts its models on each process's own GPU or on one that every process shares.
 """
 
 from __future__ import annotations
@@ -1004,6 +1004,9 @@ def placements(ctx: FileContext) -> Placements:
 PROCESS_GROUP_INITS = frozenset(
     {"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"}
 )
+DDP_WRAPPERS = frozenset(
+    {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
+)
 # Calls that select the process's current GPU.
 GPU_SELECTORS = frozenset({"set_device", "set_device_index"})
 # An environment variable that, set per process, leaves each process one GPU.
@@ -1026,6 +1029,14 @@ def process_group_inits(ctx: FileContext, through_helpers: bool = False) -> list
     if found or not through_helpers:
         return found
     return [call for call in index(ctx).nodes(cst.Call) if "inits_process_group" in sm.call_effects(ctx, call)]
+
+
+def ddp_wrappers(ctx: FileContext) -> list[cst.Call]:
+    """`DistributedDataParallel(...)` calls, through the module's import aliases (`DDP(...)`
+    after `from torch.nn.parallel import DistributedDataParallel as DDP`), or spelled bare in
+    a snippet without imports; not a `DDP` imported from elsewhere, nor the word in a comment
+    or a string."""
+    return calls_to(ctx, DDP_WRAPPERS, frozenset({"DistributedDataParallel", "DDP"}))
 
 
 def backend(init: cst.Call) -> str | None:
