@@ -19,6 +19,8 @@ most once per file, through `FileContext.analysis`.
 - `loaders`: the loader a loop iterates, and whether its data is already on a device; the
   batch as the loader yielded it, and samples taken from a dataset by index; how a `DataLoader(...)` is built and what its data is;
   distributed samplers, the loaders that draw from them and where those run a pass.
+- `inputs`: which moved model a call feeds (`model.generate(ids)` too), the move it made before
+  the data got there (also by a caller that passed the model in); tokenizer outputs, CPU tensors.
 - `graphs`: which values carry autograd history, what backward passes consume.
 - `grad_regions`: whether a node runs with gradients off (also through its callers).
 - `evaluation`: eval-mode timelines, runs of a model in eval mode, deliberate gradients.
@@ -167,6 +169,15 @@ from torchlint.rules._analysis.devices import (
     Share as Share,
     ProcessDevices as ProcessDevices,
     process_devices as process_devices,
+)
+from torchlint.rules._analysis.inputs import (
+    model_call as model_call,
+    ModelMoves as ModelMoves,
+    model_moves as model_moves,
+    TokenizerOutput as TokenizerOutput,
+    tokenizer_call as tokenizer_call,
+    tokenizer_outputs as tokenizer_outputs,
+    calls_on_tokenizer_output as calls_on_tokenizer_output,
 )
 from torchlint.rules._analysis.fixes import (
     insert_statement as insert_statement,

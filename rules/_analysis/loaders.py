@@ -247,10 +247,12 @@ def calls_on_raw_data(
     after: int = -1,
     funcs: Functions | None = None,
     depth: int = 0,
+    moved_in_place: frozenset[str] = frozenset(),
 ) -> list[tuple[cst.Call, list[cst.BaseExpression]]]:
     """The calls in `within` (in `scope` itself, after source order `after`) with the
     arguments that still hold the data that the names `raw` hold at the start; with `funcs`,
-    followed into the one local function that such a call runs."""
+    followed into the one local function that such a call runs. The names `moved_in_place`
+    hold objects whose `.to(device)` moves them in place (a `BatchEncoding`), not a copy."""
     raw = set(raw)
     events: list[cst.Assign | cst.Call] = [*idx.within(within, cst.Assign), *idx.within(within, cst.Call)]
     events = sorted((node for node in events if idx.order(node) > after), key=idx.order)
@@ -263,6 +265,10 @@ def calls_on_raw_data(
             for target in node.targets:
                 for name in target_names(target.target):
                     (raw.add if derived else raw.discard)(name.value)
+            continue
+        owner = receiver(node)
+        if method_name(node) in ("to", "cuda") and isinstance(owner, cst.Name) and owner.value in moved_in_place:
+            raw.discard(owner.value)
             continue
         inputs = [arg.value for arg in node.args if raw_batch(arg.value, raw)]
         if inputs:
