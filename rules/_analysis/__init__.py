@@ -95,6 +95,7 @@ from torchlint.rules._analysis.flow import (
     in_exclusive_branches as in_exclusive_branches,
     loops_around_callers as loops_around_callers,
     runs_once as runs_once,
+    runs_forever as runs_forever,
 )
 from torchlint.rules._analysis.dataflow import (
     Binding as Binding,

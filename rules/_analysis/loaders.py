@@ -32,6 +32,7 @@ from torchlint.rules._analysis.calls import (
 )
 from torchlint.rules._analysis.dataflow import assigned_values, bound_target, target_names
 from torchlint.rules._analysis.devices import MAX_VALUE_DEPTH, Placements, placements
+from torchlint.rules._analysis.flow import literal_truth
 from torchlint.rules._analysis.graphs import is_loss_call
 from torchlint.rules._analysis.index import Index, index
 from torchlint.rules._analysis.totals import binding_before
@@ -638,11 +639,11 @@ def distributed_samplers(ctx: FileContext) -> list[Sampler]:
 
 
 def _build_distributed_samplers(ctx: FileContext) -> list[Sampler]:
-    idx = index(ctx)
+    idx, funcs = index(ctx), functions(ctx)
     loaders = calls_to(ctx, DATA_LOADERS, frozenset({"DataLoader"}))
     found: list[Sampler] = []
     for call in calls_to(ctx, DISTRIBUTED_SAMPLERS, frozenset({"DistributedSampler"})):
-        if len(positional(call)) >= 4 or any(arg.star for arg in call.args) or not _shuffles(idx, call):
+        if len(positional(call)) >= 4 or any(arg.star for arg in call.args) or not _shuffles(idx, funcs, call):
             continue
         found.extend(_with_loaders(ctx, call, loaders))
     # A project factory's result, bound to a name that says what it is (`self.sampler = ...`,
@@ -661,18 +662,21 @@ def _build_distributed_samplers(ctx: FileContext) -> list[Sampler]:
     return found
 
 
-def _shuffles(idx: Index, sampler: cst.Call) -> bool:
+def _shuffles(idx: Index, funcs: Functions, sampler: cst.Call) -> bool:
     """The sampler shuffles: by default, `shuffle=True`, or `shuffle=shuffle` of a parameter
-    of the enclosing function that defaults to True."""
+    of the enclosing function that defaults to True or that a call of it here passes as True
+    (`data_sampler(dataset, shuffle=True)`)."""
     shuffle = keyword(sampler, "shuffle")
-    if shuffle is None or (isinstance(shuffle.value, cst.Name) and shuffle.value.value == "True"):
+    if shuffle is None or literal_truth(shuffle.value):
         return True
     func = idx.enclosing(sampler, (cst.FunctionDef,))
     if func is None or not isinstance(shuffle.value, cst.Name):
         return False
+    param = shuffle.value.value
     params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
-    default = next((p.default for p in params if p.name.value == shuffle.value.value), None)
-    return isinstance(default, cst.Name) and default.value == "True"
+    default = next((p.default for p in params if p.name.value == param), None)
+    passed = (bind_arguments(funcs, func, site).get(param) for site in funcs.call_sites(func))
+    return any(value is not None and literal_truth(value) for value in (default, *passed))
 
 
 def _with_loaders(ctx: FileContext, call: cst.Call, loaders: list[cst.Call], factory: bool = False) -> list[Sampler]:
@@ -705,14 +709,15 @@ def _dict_key(idx: Index, call: cst.Call) -> str | None:
 
 
 def _draws_from(ctx: FileContext, loader: cst.Call, sampler: cst.Call, name: str | None) -> bool:
-    """The loader's `sampler=` or `batch_sampler=` is the sampler, holds it, or is a name bound
-    to something that holds it (`batch_sampler_train = BatchSampler(sampler_train, ...)`)."""
-    idx = index(ctx)
+    """The loader's `sampler=` or `batch_sampler=` is the sampler, holds it, is a name bound
+    to something that holds it (`batch_sampler_train = BatchSampler(sampler_train, ...)`), or
+    calls a local function that returns it (`sampler=data_sampler(dataset, distributed=True)`)."""
+    idx, funcs = index(ctx), functions(ctx)
     for word in ("sampler", "batch_sampler"):
         arg = keyword(loader, word)
         if arg is None:
             continue
-        if _holds(idx, arg.value, sampler, name):
+        if _holds(idx, arg.value, sampler, name) or _returned_by(idx, funcs, arg.value, sampler):
             return True
         wrapper = dotted(arg.value)
         if wrapper is not None and any(_holds(idx, v, sampler, name) for v in assigned_values(ctx).get(wrapper, [])):
@@ -722,6 +727,19 @@ def _draws_from(ctx: FileContext, loader: cst.Call, sampler: cst.Call, name: str
 
 def _holds(idx: Index, expr: cst.CSTNode, sampler: cst.Call, name: str | None) -> bool:
     return idx.contains(expr, sampler) or (name is not None and bool(mentions(idx, expr, name)))
+
+
+def _returned_by(idx: Index, funcs: Functions, expr: cst.BaseExpression, sampler: cst.Call) -> bool:
+    """`expr` calls a local function that returns `sampler` as it builds it
+    (`return DistributedSampler(dataset)`)."""
+    if not isinstance(expr, cst.Call):
+        return False
+    return any(
+        isinstance(ret.value, cst.Call) and ret.value is sampler
+        for func in funcs.resolve(expr)
+        for ret in idx.within(func, cst.Return)
+        if idx.scope(ret) is func
+    )
 
 
 def _prepared(idx: Index, loader: cst.Call, name: str | None) -> bool:
@@ -790,8 +808,30 @@ def loader_passes(ctx: FileContext, sampler: Sampler) -> list[cst.CSTNode]:
                 names.append(wrapper_name)
         elif any(idx.within(f, cst.For) for f in funcs.resolve(call)):
             found.append(call)
+            found.extend(_passes_in_helper(idx, funcs, call, use))
     for name in names:
         found.extend(loops_over(idx, scope, name))
+    unique = {id(node): node for node in found}
+    return list(unique.values())
+
+
+def _passes_in_helper(idx: Index, funcs: Functions, call: cst.Call, use: cst.CSTNode, depth: int = 0) -> list[cst.CSTNode]:
+    """The loops of the one local function that `call` runs over the parameter that receives
+    the loader `use`, and of the helpers it passes that parameter on to: a generator that
+    iterates its loader again and again (`while True: for batch in loader: yield batch`)
+    runs its passes there, not once per call."""
+    targets = funcs.resolve(call)
+    if len(targets) != 1 or depth >= MAX_HELPER_DEPTH:
+        return []
+    helper = targets[0]
+    params = [name for name, value in bind_arguments(funcs, helper, call).items() if value is use]
+    found: list[cst.CSTNode] = []
+    for param in params:
+        found.extend(loop for loop in loops_over(idx, helper, param) if idx.scope(loop) is helper)
+        for inner in mentions(idx, helper, param):
+            passed = call_taking(idx, inner)
+            if passed is not None and idx.scope(passed) is helper:
+                found.extend(_passes_in_helper(idx, funcs, passed, inner, depth + 1))
     return found
 
 
