@@ -98,12 +98,12 @@ class TestSamplers:
         ctx = context(
             """
             from torch.utils.data import DataLoader, DistributedSampler
-            def forever(batches):
+            def cycle(batches):  # a local generator, not itertools.cycle
                 while True:
                     for b in batches:
                         yield b
             def fit(dl, steps):
-                stream = forever(dl)
+                stream = cycle(dl)
                 for _ in range(steps):
                     step(next(stream))
             def main():

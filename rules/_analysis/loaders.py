@@ -802,11 +802,12 @@ def loader_passes(ctx: FileContext, sampler: Sampler) -> list[cst.CSTNode]:
         call = call_taking(idx, use)
         if call is None:
             continue
-        if callee_name(call) in PASS_WRAPPERS:
+        helpers = funcs.resolve(call)
+        if callee_name(call) in PASS_WRAPPERS and not helpers:  # a local `cycle` is no itertools.cycle
             wrapper = bound_target(idx, call)
             if wrapper is not None and (wrapper_name := dotted(wrapper)):
                 names.append(wrapper_name)
-        elif any(idx.within(f, cst.For) for f in funcs.resolve(call)):
+        elif any(idx.within(f, cst.For) for f in helpers):
             found.append(call)
             found.extend(_passes_in_helper(idx, funcs, call, use))
     for name in names:
