@@ -568,24 +568,18 @@ class _Finder:
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
         self.idx = an.index(ctx)
-        self.funcs = an.functions(ctx)
-        self.placements = an.placements(ctx)
         self.data = an.loader_data(ctx)
         self.models = an.model_moves(ctx)
-        self.moves = self.placements.models
+        self.moves = an.placements(ctx).models
         # Loader data name -> the statement that moves it and throws the moved copy away.
         self.discarded: dict[str, cst.Call] = {}
 
     def unmoved_call(self, loop: cst.For) -> tuple[cst.Call, cst.Call, list[str]] | None:
-        source = self.data.loader(loop.iter)
-        if source is None or self.data.iterable_prepared(loop) or not an.target_names(an.batch_target(loop)):
+        batch = self.data.unmoved_batch(loop)
+        if batch is None:
             return None
-        discarded = an.discarded_moves(self.idx, loop)
-        skipped = frozenset(id(call) for call in discarded.values())
-        if any(self.placements.moves_data_in(root, skipped) for root in self.funcs.reachable(loop.body)):
-            return None
-        self.discarded = discarded
-        return self._first_unmoved(an.calls_on_raw_batch(self.idx, loop, self.funcs), loop)
+        self.discarded = batch.discarded
+        return self._first_unmoved(batch.calls, loop)
 
     def forgotten_part_call(self, loop: cst.For) -> tuple[cst.Call, cst.Call, cst.BaseExpression, cst.Call] | None:
         """A call (`criterion(outputs, labels)`) that meets the output of a moved model with a
@@ -611,11 +605,11 @@ class _Finder:
     def _first_unmoved(
         self, calls: list[tuple[cst.Call, list[cst.BaseExpression]]], start: cst.CSTNode
     ) -> tuple[cst.Call, cst.Call, list[str]] | None:
-        for call, inputs in calls:
-            move = self.models.before(call, start)
-            if move is not None:
-                return call, move, [self.ctx.module.code_for_node(expr) for expr in inputs]
-        return None
+        found = self.models.first_fed(calls, start)
+        if found is None:
+            return None
+        call, move, inputs = found
+        return call, move, [self.ctx.module.code_for_node(expr) for expr in inputs]
 
     def forgotten_message(
         self, call: cst.Call, move: cst.Call, part: cst.BaseExpression, output: cst.Call, source: cst.BaseExpression

@@ -129,3 +129,24 @@ class TestTokenizerOutputs:
         (output,) = an.tokenizer_outputs(ctx)
         calls = [code(ctx, c) for c, _ in an.calls_on_tokenizer_output(an.index(ctx), output)]
         assert calls == ["model.generate(ids)", "model(ids)"]
+
+
+class TestFirstFed:
+    def test_the_first_call_that_runs_a_moved_model(self) -> None:
+        ctx = context(
+            """
+            def predict(texts):
+                enc = tokenizer(texts, return_tensors="pt")
+                log(enc)
+                encoder(**enc)
+                net(**enc)
+            encoder = Encoder()
+            net = Net().cuda()
+            """
+        )
+        (output,) = an.tokenizer_outputs(ctx)
+        calls = an.calls_on_tokenizer_output(an.index(ctx), output)
+        found = an.model_moves(ctx).first_fed(calls, output.statement)
+        assert found is not None
+        call, move, inputs = found
+        assert (code(ctx, call), code(ctx, move), [code(ctx, i) for i in inputs]) == ("net(**enc)", "Net().cuda()", ["enc"])

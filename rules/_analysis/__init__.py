@@ -187,6 +187,7 @@ from torchlint.rules._analysis.fixes import (
 )
 from torchlint.rules._analysis.loaders import (
     LoaderData as LoaderData,
+    UnmovedBatch as UnmovedBatch,
     loader_data as loader_data,
     batch_target as batch_target,
     raw_batch as raw_batch,

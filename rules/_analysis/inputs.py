@@ -73,6 +73,17 @@ class ModelMoves:
                 return move
         return None
 
+    def first_fed(
+        self, calls: list[tuple[cst.Call, list[cst.BaseExpression]]], start: cst.CSTNode
+    ) -> tuple[cst.Call, cst.Call, list[cst.BaseExpression]] | None:
+        """The first of `calls` (each with the arguments that hold host data from `start`)
+        that runs a model moved before the data got there: the call, the move, the inputs."""
+        for call, inputs in calls:
+            move = self.before(call, start)
+            if move is not None:
+                return call, move, inputs
+        return None
+
     def passed_in(self, func: cst.FunctionDef, param: str) -> cst.Call | None:
         """The move of a model that a call site of `func` passes as `param`."""
         for site in self.funcs.call_sites(func):

@@ -177,6 +177,27 @@ class LoaderData:
                     return True
         return False
 
+    def unmoved_batch(self, loop: cst.For) -> UnmovedBatch | None:
+        """The calls of a loop over a loader on the batch as the loader yielded it, when the
+        data is not on a device already and nothing the loop runs may move it (other than
+        moves whose copy the loop throws away); None otherwise."""
+        if self.loader(loop.iter) is None or self.iterable_prepared(loop) or not target_names(batch_target(loop)):
+            return None
+        discarded = discarded_moves(self.idx, loop)
+        skipped = frozenset(id(call) for call in discarded.values())
+        if any(self.placements.moves_data_in(root, skipped) for root in self.funcs.reachable(loop.body)):
+            return None
+        return UnmovedBatch(calls_on_raw_batch(self.idx, loop, self.funcs), discarded)
+
+
+@dataclass(frozen=True)
+class UnmovedBatch:
+    """What `LoaderData.unmoved_batch` finds: the calls with the arguments that hold the raw
+    batch, and the moves of unpacked parts whose copies are thrown away (`x.to(device)`)."""
+
+    calls: list[tuple[cst.Call, list[cst.BaseExpression]]]
+    discarded: dict[str, cst.Call]
+
 
 def loader_data(ctx: FileContext) -> LoaderData:
     return ctx.analysis(LoaderData)
