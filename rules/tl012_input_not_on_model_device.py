@@ -556,11 +556,11 @@ class InputNotOnModelDevice(Rule):
                 call, move, inputs = found
                 dataset = cst.parse_expression(sample.dataset)
                 yield self.report(call, finder.message(call, move, inputs, dataset, moved="the sample"))
-        for output in an.tokenizer_outputs(ctx):
-            found = finder.unmoved_tokenizer_call(output)
+        for encoded in an.tokenizer_outputs(ctx):
+            found = finder.unmoved_tokenizer_call(encoded)
             if found is not None:
                 call, move, inputs = found
-                made = cst.Call(func=output.tokenizer.func, args=[cst.Arg(cst.Ellipsis())])
+                made = cst.Call(func=encoded.tokenizer.func, args=[cst.Arg(cst.Ellipsis())])
                 yield self.report(call, finder.message(call, move, inputs, made, moved="the tokenizer's output"))
 
 

@@ -131,7 +131,7 @@ def _calls_tokenizer(call: cst.Call) -> bool:
     if tensors is None or string_text(tensors.value) != "pt":
         return False
     named = receiver(call) if method_name(call) in TOKENIZER_METHODS else call.func
-    return bool(TOKENIZER_WORDS.intersection(name_tokens(last_name(named) or "")))
+    return named is not None and bool(TOKENIZER_WORDS.intersection(name_tokens(last_name(named) or "")))
 
 
 def tokenizer_outputs(ctx: FileContext) -> list[TokenizerOutput]:
