@@ -84,15 +84,22 @@ class TestSamplers:
                 if distributed:
                     return DistributedSampler(ds)
                 return RandomSampler(ds)
+            def maybe_sampler(ds, ddp):
+                return DistributedSampler(ds, seed=1) if ddp else None
             def other(ds):
                 sampler = DistributedSampler(ds)
                 return len(sampler)
             loader = DataLoader(ds, batch_size=8, sampler=pick_sampler(ds, True))
+            maybe = DataLoader(ds, batch_size=8, sampler=maybe_sampler(ds, True))
             plain = DataLoader(ds, batch_size=8, sampler=other(ds))
             """
         )
         found = [(code(ctx, s.call), s.loader_name) for s in an.distributed_samplers(ctx)]
-        assert found == [("DistributedSampler(ds)", "loader"), ("DistributedSampler(ds)", None)]
+        assert found == [
+            ("DistributedSampler(ds)", "loader"),
+            ("DistributedSampler(ds, seed=1)", "maybe"),
+            ("DistributedSampler(ds)", None),
+        ]
 
     def test_passes_of_a_generator_that_cycles_the_loader_it_is_given(self) -> None:
         ctx = context(

@@ -752,15 +752,16 @@ def _holds(idx: Index, expr: cst.CSTNode, sampler: cst.Call, name: str | None) -
 
 def _returned_by(idx: Index, funcs: Functions, expr: cst.BaseExpression, sampler: cst.Call) -> bool:
     """`expr` calls a local function that returns `sampler` as it builds it
-    (`return DistributedSampler(dataset)`)."""
+    (`return DistributedSampler(dataset)`, `return DistributedSampler(ds) if ddp else None`)."""
     if not isinstance(expr, cst.Call):
         return False
-    return any(
-        isinstance(ret.value, cst.Call) and ret.value is sampler
-        for func in funcs.resolve(expr)
-        for ret in idx.within(func, cst.Return)
-        if idx.scope(ret) is func
-    )
+    for func in funcs.resolve(expr):
+        for ret in idx.within(func, cst.Return):
+            value = ret.value
+            arms = (value.body, value.orelse) if isinstance(value, cst.IfExp) else (value,)
+            if idx.scope(ret) is func and any(arm is sampler for arm in arms):
+                return True
+    return False
 
 
 def _prepared(idx: Index, loader: cst.Call, name: str | None) -> bool:
