@@ -29,10 +29,12 @@ class InputNotOnModelDevice(Rule):
     factory of this module or another project module moved and returned (`model =
     build_model(cfg)`) counts as moved. Likewise
     a sample taken from a dataset by index (`image, label = test_set[0]`, the single-image
-    prediction after training) and passed to the model as the dataset made it.
+    prediction after training) and passed to the model as the dataset made it, and the
+    tensors a tokenizer or processor returns (`tokenizer(text, return_tensors="pt")`, its
+    `input_ids`) passed to the model or its `generate` before anything moves them.
 
     ## Why is this bad?
-    A `DataLoader` yields CPU tensors, and so does indexing its dataset. The first forward pass of a CUDA model on them fails
+    A `DataLoader` yields CPU tensors, and so do indexing its dataset and a tokenizer. The first forward pass of a CUDA model on them fails
     with `RuntimeError: Expected all tensors to be on the same device` (or `Input type
     (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same`). The
     script often works on a CPU-only laptop, where `device` is `"cpu"`, and breaks on the
@@ -78,7 +80,10 @@ class InputNotOnModelDevice(Rule):
     NAME = "input-not-on-model-device"
     SUMMARY = "Model moved to a GPU is called on loader batches or dataset samples that are never moved"
     # `device`: a factory of another module may move the model (`build_model(cfg, device)`).
-    TRIGGERS = ((".cuda(", ".to(", "device"), ("oader", "_dl", "dl_", " dl", "(dl", "_DL", "DL_", "ataset", "ImageFolder"))
+    TRIGGERS = (
+        (".cuda(", ".to(", "device"),
+        ("oader", "_dl", "dl_", " dl", "(dl", "_DL", "DL_", "ataset", "ImageFolder", "return_tensors"),
+    )
     CONFIRMED_BY = ("TL101",)
 
     VALID = [
@@ -276,9 +281,59 @@ class InputNotOnModelDevice(Rule):
             acc = accuracy(outputs.cpu(), labels)
             loss = criterion(outputs, labels.to(device))
         """,
+        # a tokenizer's output moved to the model's device: the tensor, the `BatchEncoding`
+        # copied or in place, a dict of moved tensors; numpy outputs and a model left on the CPU
+        """
+        import torch
+        class Summarizer:
+            def __init__(self, name):
+                self.tok = AutoTokenizer.from_pretrained(name)
+                self.lm = AutoModelForSeq2SeqLM.from_pretrained(name).to("cuda")
+            def summarize(self, text):
+                ids = self.tok.encode(text, return_tensors="pt").to(self.lm.device)
+                return self.lm.generate(ids, num_beams=4)
+            def score(self, text):
+                enc = self.tok(text, return_tensors="pt").to("cuda")
+                return self.lm(**enc).logits
+            def score_pair(self, a, b):
+                enc = self.tok(a, b, return_tensors="pt")
+                enc.to("cuda")
+                return self.lm(**enc).logits
+            def embed(self, text):
+                enc = self.tok(text, return_tensors="pt")
+                enc = {k: v.cuda() for k, v in enc.items()}
+                return self.lm(**enc)
+            def lengths(self, text):
+                ids = self.tok(text, return_tensors="np")["input_ids"]
+                return self.lm(ids)
+        cpu_model = AutoModel.from_pretrained("bert-base-uncased")
+        inputs = tokenizer("hello", return_tensors="pt")
+        cpu_model(**inputs)
+        """,
     ]
 
     INVALID = [
+        # a tokenizer's tensors passed to a model that `__init__` moved to the GPU
+        """
+        import torch
+        class Captioner:
+            def __init__(self, name, device):
+                self.processor = AutoProcessor.from_pretrained(name)
+                self.net = AutoModelForVision2Seq.from_pretrained(name).to(device)
+            def caption(self, image):
+                pixels = self.processor(images=image, return_tensors="pt")["pixel_values"].half()
+                out = self.net.generate(pixels, max_new_tokens=20)  # expect: TL012
+                return self.processor.decode(out[0])
+        """,
+        # the encoding moved with its `.to()` copy thrown away: `ids` was read before it
+        """
+        device = torch.device("cuda")
+        model = AutoModelForCausalLM.from_pretrained(name).to(device)
+        enc = tokenizer(prompt, return_tensors="pt")
+        ids = enc.input_ids
+        enc.to(device)
+        logits = model(ids).logits  # expect: TL012
+        """,
         # the loop hands each batch to a step method, which feeds it to the model unmoved
         """
         import torch
@@ -501,30 +556,30 @@ class InputNotOnModelDevice(Rule):
                 call, move, inputs = found
                 dataset = cst.parse_expression(sample.dataset)
                 yield self.report(call, finder.message(call, move, inputs, dataset, moved="the sample"))
+        for encoded in an.tokenizer_outputs(ctx):
+            found = finder.unmoved_tokenizer_call(encoded)
+            if found is not None:
+                call, move, inputs = found
+                made = cst.Call(func=encoded.tokenizer.func, args=[cst.Arg(cst.Ellipsis())])
+                yield self.report(call, finder.message(call, move, inputs, made, moved="the tokenizer's output"))
 
 
 class _Finder:
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
         self.idx = an.index(ctx)
-        self.imps = an.imports(ctx)
-        self.funcs = an.functions(ctx)
-        self.placements = an.placements(ctx)
         self.data = an.loader_data(ctx)
-        self.moves = self.placements.models
+        self.models = an.model_moves(ctx)
+        self.moves = an.placements(ctx).models
         # Loader data name -> the statement that moves it and throws the moved copy away.
         self.discarded: dict[str, cst.Call] = {}
 
     def unmoved_call(self, loop: cst.For) -> tuple[cst.Call, cst.Call, list[str]] | None:
-        source = self.data.loader(loop.iter)
-        if source is None or self.data.iterable_prepared(loop) or not an.target_names(an.batch_target(loop)):
+        batch = self.data.unmoved_batch(loop)
+        if batch is None:
             return None
-        discarded = an.discarded_moves(self.idx, loop)
-        skipped = frozenset(id(call) for call in discarded.values())
-        if any(self.placements.moves_data_in(root, skipped) for root in self.funcs.reachable(loop.body)):
-            return None
-        self.discarded = discarded
-        return self._first_unmoved(an.calls_on_raw_batch(self.idx, loop, self.funcs), loop)
+        self.discarded = batch.discarded
+        return self._first_unmoved(batch.calls, loop)
 
     def forgotten_part_call(self, loop: cst.For) -> tuple[cst.Call, cst.Call, cst.BaseExpression, cst.Call] | None:
         """A call (`criterion(outputs, labels)`) that meets the output of a moved model with a
@@ -532,7 +587,7 @@ class _Finder:
         if self.data.loader(loop.iter) is None or self.data.iterable_prepared(loop):
             return None
         for use in an.forgotten_part_uses(self.ctx, loop):
-            move = self._moved_model(use.output, loop)
+            move = self.models.before(use.output, loop)
             if move is not None:
                 return use.call, move, use.part, use.output
         return None
@@ -542,43 +597,19 @@ class _Finder:
         self.discarded = {}
         return self._first_unmoved(an.calls_on_raw_sample(self.idx, sample), sample.statement)
 
+    def unmoved_tokenizer_call(self, output: an.TokenizerOutput) -> tuple[cst.Call, cst.Call, list[str]] | None:
+        """A moved model called on a tokenizer's output that nothing moved (`model.generate(ids)`)."""
+        self.discarded = {}
+        return self._first_unmoved(an.calls_on_tokenizer_output(self.idx, output), output.statement)
+
     def _first_unmoved(
         self, calls: list[tuple[cst.Call, list[cst.BaseExpression]]], start: cst.CSTNode
     ) -> tuple[cst.Call, cst.Call, list[str]] | None:
-        for call, inputs in calls:
-            move = self._moved_model(call, start)
-            if move is not None:
-                return call, move, [self.ctx.module.code_for_node(expr) for expr in inputs]
-        return None
-
-    def _moved_model(self, call: cst.Call, start: cst.CSTNode) -> cst.Call | None:
-        """The move of the model that `call` runs, made before the data at `start` (a loop
-        over a loader, a sample taken from a dataset) reaches it."""
-        func = an.called_module(call)
-        key = an.model_key(func)
-        if func is None or key is None or self.funcs.resolve(call):
+        found = self.models.first_fed(calls, start)
+        if found is None:
             return None
-        moves = self.moves.get(key)
-        home = self.idx.scope(start)
-        if isinstance(func, cst.Name) and isinstance(home, cst.FunctionDef) and func.value in an.parameter_names(home):
-            return self._moved_argument(home, func.value)
-        if not moves:
-            return None
-        for move in moves:
-            if self.placements.rebuilt_since(move, func):
-                continue
-            if self.idx.scope(move) is not home or self.idx.order(move) < self.idx.order(start):
-                return move
-        return None
-
-    def _moved_argument(self, func: cst.FunctionDef, param: str) -> cst.Call | None:
-        """The move of a model that a call site of `func` passes as `param`."""
-        for site in self.funcs.call_sites(func):
-            bound = an.bind_arguments(self.funcs, func, site).get(param)
-            key = an.model_key(bound) if bound is not None else None
-            if key and key in self.moves:
-                return self.moves[key][0]
-        return None
+        call, move, inputs = found
+        return call, move, [self.ctx.module.code_for_node(expr) for expr in inputs]
 
     def forgotten_message(
         self, call: cst.Call, move: cst.Call, part: cst.BaseExpression, output: cst.Call, source: cst.BaseExpression
@@ -598,7 +629,7 @@ class _Finder:
         self, call: cst.Call, move: cst.Call, inputs: list[str], source: cst.BaseExpression, moved: str = "the batch"
     ) -> str:
         code = self.ctx.module.code_for_node
-        model = code(an.called_module(call) or call.func)
+        model = code(an.model_call(call) or call.func)
         data = inputs[0]
         where, fix = _move_fix(code, move, data)
         loader = code(source)

@@ -30,7 +30,11 @@ class SamplerSetEpochMissing(Rule):
     `self.train_loader`) is reported at the sampler when no module of the project calls a
     `set_epoch`, hands loaders to `accelerator.prepare`, or imports a framework that sets the
     epoch itself (Lightning, Hugging Face, ignite, DeepSpeed, ...). A sampler whose `shuffle=`
-    is a parameter counts as shuffling when that parameter defaults to `True`.
+    is a parameter counts as shuffling when that parameter defaults to `True` or a call here
+    passes `True`; a sampler that a local function returns (`sampler=make_sampler(ds)`) is
+    the loader's. The loader is followed into the local helpers it is passed to: a generator
+    that cycles it (`while True: for batch in loader: yield batch`) starts a new epoch with
+    each pass, and is reported at that pass when nothing there calls `set_epoch`.
 
     ## Why is this bad?
     `DistributedSampler` shuffles with a generator seeded by `seed + epoch`, and the epoch
@@ -304,9 +308,61 @@ class SamplerSetEpochMissing(Rule):
                 model(x).backward()
                 optimizer.step()
         """,
+        # a generator that cycles the loader and gives the sampler each new pass's number,
+        # directly or through a helper
+        """
+        import torch
+        from torch.utils.data import DataLoader, DistributedSampler
+        def endless(dl):
+            passes = 0
+            while True:
+                dl.sampler.set_epoch(passes)
+                for batch in dl:
+                    yield batch
+                passes += 1
+        def reseed(dl, n):
+            dl.sampler.set_epoch(n)
+        def endless_reseeded(dl):
+            n = 0
+            while True:
+                reseed(dl, n)
+                yield from dl
+                for batch in dl:
+                    yield batch
+                n += 1
+        def pick(ds, distributed):
+            return DistributedSampler(ds) if distributed else None
+        def main(ds, model, opt):
+            train_dl = DataLoader(ds, batch_size=32, sampler=DistributedSampler(ds))
+            other_dl = DataLoader(ds, batch_size=32, sampler=pick(ds, True))
+            for batch, other in zip(endless(train_dl), endless_reseeded(other_dl)):
+                model(batch).backward()
+                opt.step()
+        """,
     ]
 
     INVALID = [
+        # the sampler comes from a local helper; a generator cycles the loader forever
+        """
+        import torch
+        from torch.utils.data import DataLoader, DistributedSampler, RandomSampler
+        def make_sampler(ds, shuffle, distributed):
+            if distributed:
+                return DistributedSampler(ds, shuffle=shuffle)
+            return RandomSampler(ds)
+        def cycle(dl):
+            while True:
+                for batch in dl:  # expect: TL014
+                    yield batch
+        def fit(loader, model, opt, steps):
+            stream = cycle(loader)
+            for _ in range(steps):
+                model(next(stream)).backward()
+                opt.step()
+        def main(ds, model, opt):
+            train_loader = DataLoader(ds, batch_size=32, sampler=make_sampler(ds, shuffle=True, distributed=True))
+            fit(train_loader, model, opt, 10000)
+        """,
         Example(
             """
             from torch.utils.data import DataLoader, DistributedSampler
@@ -585,14 +641,14 @@ class SamplerSetEpochMissing(Rule):
         untracked: list[an.Sampler] = []
         for sampler in an.distributed_samplers(ctx):
             chains = [
-                chain
+                (site, chain)
                 for site in an.loader_passes(ctx, sampler)
                 for chain in an.loops_around_callers(idx, funcs, site, MAX_CALLER_DEPTH)
                 if chain
             ]
             if not chains:
                 untracked.append(sampler)
-            for chain in chains:
+            for site, chain in chains:
                 loop = chain[0]
                 if id(loop) in reported or any(
                     an.sets_epoch_for(ctx, outer, sampler) or _escapes(idx, funcs, outer, sampler) for outer in chain
@@ -601,7 +657,7 @@ class SamplerSetEpochMissing(Rule):
                 if idx.contains(loop, sampler.call) and an.keyword(sampler.call, "seed") is not None:
                     continue
                 reported.add(id(loop))
-                yield self._report(ctx, idx, loop, sampler)
+                yield self._report(ctx, idx, loop, sampler, site)
         if untracked and not reported:
             kept = [(s, made_in) for s in untracked for made_in in (_made_in(ctx, idx, s),) if made_in is not None]
             if kept:
@@ -640,8 +696,19 @@ class SamplerSetEpochMissing(Rule):
                 "`sampler.set_epoch(epoch)` at the start of each epoch of the loop that trains on it",
             )
 
-    def _report(self, ctx: FileContext, idx: an.Index, loop: cst.For | cst.While, sampler: an.Sampler) -> Report:
+    def _report(
+        self, ctx: FileContext, idx: an.Index, loop: cst.For | cst.While, sampler: an.Sampler, site: cst.CSTNode
+    ) -> Report:
         where = loop.target if isinstance(loop, cst.For) else loop.test
+        target = sampler.name or (f"{sampler.loader_name}.sampler" if sampler.loader_name else "sampler")
+        if an.runs_forever(loop):
+            # No epoch count to pass: each new pass over the loader starts an epoch.
+            return self.report(
+                site,
+                f"`DistributedSampler` `{target}` is never given the epoch: `while True` starts pass "
+                "after pass over its loader here, each in the same order; count the passes and call "
+                f"`{target}.set_epoch(passes)` before each",
+            )
         if idx.contains(loop, sampler.call):
             return self.report(
                 where,
@@ -649,7 +716,6 @@ class SamplerSetEpochMissing(Rule):
                 "shuffles the data in the same order; create it once before the loop and call "
                 "`sampler.set_epoch(epoch)` each epoch",
             )
-        target = sampler.name or (f"{sampler.loader_name}.sampler" if sampler.loader_name else "sampler")
         epoch = an.dotted(loop.target) if isinstance(loop, cst.For) else None
         call = f"{target}.set_epoch({epoch or 'epoch'})"
         return self.report(

@@ -297,3 +297,31 @@ class TestDatasetSamples:
         (sample,) = an.dataset_samples(ctx)
         calls = [code(ctx, c) for c, _ in an.calls_on_raw_sample(an.index(ctx), sample)]
         assert calls == ["show(image)", "model(image.unsqueeze(0))"]
+
+
+class TestUnmovedBatch:
+    def test_calls_on_the_batch_when_nothing_moves_it(self) -> None:
+        ctx = context(
+            """
+            for x, y in train_loader:
+                x.to(device)
+                loss = criterion(model(x), y)
+            for x, y in val_loader:
+                x = x.cuda()
+                model(x)
+            for x, y in DataLoader(ds):
+                step(x, y)
+            for x in items:
+                model(x)
+            """
+        )
+        data = an.loader_data(ctx)
+        thrown, moved, helper, plain = an.index(ctx).nodes(cst.For)
+        batch = data.unmoved_batch(thrown)
+        assert batch is not None
+        assert [code(ctx, c) for c, _ in batch.calls] == ["criterion(model(x), y)", "model(x)"]
+        assert {name: code(ctx, c) for name, c in batch.discarded.items()} == {"x": "x.to(device)"}
+        assert data.unmoved_batch(moved) is None
+        helper_batch = data.unmoved_batch(helper)
+        assert helper_batch is not None and [code(ctx, c) for c, _ in helper_batch.calls] == ["step(x, y)"]
+        assert data.unmoved_batch(plain) is None

@@ -58,6 +58,70 @@ class TestSamplers:
         scopes = [an.index(ctx).scope(s.call).name.value for s in an.distributed_samplers(ctx)]
         assert scopes == ["shuffled"]
 
+    def test_shuffle_given_by_a_caller(self) -> None:
+        ctx = context(
+            """
+            from torch.utils.data import DistributedSampler
+            def train_sampler(ds, shuffle):
+                return DistributedSampler(ds, shuffle=shuffle)
+            def eval_sampler(ds, shuffle):
+                return DistributedSampler(ds, shuffle=shuffle)
+            def unknown_sampler(ds, shuffle):
+                return DistributedSampler(ds, shuffle=shuffle)
+            train_sampler(train_ds, shuffle=True)
+            eval_sampler(val_ds, False)
+            unknown_sampler(val_ds, args.shuffle)
+            """
+        )
+        scopes = [an.index(ctx).scope(s.call).name.value for s in an.distributed_samplers(ctx)]
+        assert scopes == ["train_sampler"]
+
+    def test_a_loader_draws_from_the_sampler_a_local_function_returns(self) -> None:
+        ctx = context(
+            """
+            from torch.utils.data import DataLoader, DistributedSampler, RandomSampler
+            def pick_sampler(ds, distributed):
+                if distributed:
+                    return DistributedSampler(ds)
+                return RandomSampler(ds)
+            def maybe_sampler(ds, ddp):
+                return DistributedSampler(ds, seed=1) if ddp else None
+            def other(ds):
+                sampler = DistributedSampler(ds)
+                return len(sampler)
+            loader = DataLoader(ds, batch_size=8, sampler=pick_sampler(ds, True))
+            maybe = DataLoader(ds, batch_size=8, sampler=maybe_sampler(ds, True))
+            plain = DataLoader(ds, batch_size=8, sampler=other(ds))
+            """
+        )
+        found = [(code(ctx, s.call), s.loader_name) for s in an.distributed_samplers(ctx)]
+        assert found == [
+            ("DistributedSampler(ds)", "loader"),
+            ("DistributedSampler(ds, seed=1)", "maybe"),
+            ("DistributedSampler(ds)", None),
+        ]
+
+    def test_passes_of_a_generator_that_cycles_the_loader_it_is_given(self) -> None:
+        ctx = context(
+            """
+            from torch.utils.data import DataLoader, DistributedSampler
+            def cycle(batches):  # a local generator, not itertools.cycle
+                while True:
+                    for b in batches:
+                        yield b
+            def fit(dl, steps):
+                stream = cycle(dl)
+                for _ in range(steps):
+                    step(next(stream))
+            def main():
+                train_dl = DataLoader(ds, sampler=DistributedSampler(ds))
+                fit(train_dl, 1000)
+            """
+        )
+        (sampler,) = an.distributed_samplers(ctx)
+        passes = [first_line(ctx, p) for p in an.loader_passes(ctx, sampler)]
+        assert passes == ["fit(train_dl, 1000)", "for b in batches:"]
+
     def test_a_sampler_no_loader_of_the_module_draws_from(self) -> None:
         ctx = context(
             """
@@ -103,7 +167,7 @@ class TestSamplers:
         )
         (sampler,) = an.distributed_samplers(ctx)
         passes = [first_line(ctx, p) for p in an.loader_passes(ctx, sampler)]
-        assert passes == ["run_epoch(loader)", "for batch in bar:"]
+        assert passes == ["run_epoch(loader)", "for batch in data:", "for batch in bar:"]
 
 
 class TestEpochLoops:

@@ -19,6 +19,8 @@ most once per file, through `FileContext.analysis`.
 - `loaders`: the loader a loop iterates, and whether its data is already on a device; the
   batch as the loader yielded it, and samples taken from a dataset by index; how a `DataLoader(...)` is built and what its data is;
   distributed samplers, the loaders that draw from them and where those run a pass.
+- `inputs`: which moved model a call feeds (`model.generate(ids)` too), the move it made before
+  the data got there (also by a caller that passed the model in); tokenizer outputs, CPU tensors.
 - `graphs`: which values carry autograd history, what backward passes consume.
 - `grad_regions`: whether a node runs with gradients off (also through its callers).
 - `evaluation`: eval-mode timelines, runs of a model in eval mode, deliberate gradients.
@@ -94,6 +96,7 @@ from torchlint.rules._analysis.flow import (
     in_exclusive_branches as in_exclusive_branches,
     loops_around_callers as loops_around_callers,
     runs_once as runs_once,
+    runs_forever as runs_forever,
 )
 from torchlint.rules._analysis.dataflow import (
     Binding as Binding,
@@ -170,6 +173,15 @@ from torchlint.rules._analysis.devices import (
     ProcessDevices as ProcessDevices,
     process_devices as process_devices,
 )
+from torchlint.rules._analysis.inputs import (
+    model_call as model_call,
+    ModelMoves as ModelMoves,
+    model_moves as model_moves,
+    TokenizerOutput as TokenizerOutput,
+    tokenizer_call as tokenizer_call,
+    tokenizer_outputs as tokenizer_outputs,
+    calls_on_tokenizer_output as calls_on_tokenizer_output,
+)
 from torchlint.rules._analysis.fixes import (
     insert_statement as insert_statement,
     insert_before as insert_before,
@@ -177,6 +189,7 @@ from torchlint.rules._analysis.fixes import (
 )
 from torchlint.rules._analysis.loaders import (
     LoaderData as LoaderData,
+    UnmovedBatch as UnmovedBatch,
     loader_data as loader_data,
     batch_target as batch_target,
     raw_batch as raw_batch,

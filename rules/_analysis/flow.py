@@ -423,6 +423,11 @@ def _argument_truth(funcs: Functions, func: cst.FunctionDef, call: cst.Call, nam
     return literal_truth(param.default) if param is not None and param.default is not None else None
 
 
+def runs_forever(loop: cst.For | cst.While) -> bool:
+    """`while True:` (or `while 1:`): only a `break`, `return` or the end of a generator ends it."""
+    return isinstance(loop, cst.While) and literal_truth(loop.test) is True
+
+
 def literal_truth(expr: cst.BaseExpression) -> bool | None:
     """The truth of `True`, `False`, `None` and number and string literals; None otherwise."""
     if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):

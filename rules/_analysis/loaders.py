@@ -32,6 +32,7 @@ from torchlint.rules._analysis.calls import (
 )
 from torchlint.rules._analysis.dataflow import assigned_values, bound_target, target_names
 from torchlint.rules._analysis.devices import MAX_VALUE_DEPTH, Placements, placements
+from torchlint.rules._analysis.flow import literal_truth
 from torchlint.rules._analysis.graphs import is_loss_call
 from torchlint.rules._analysis.index import Index, index
 from torchlint.rules._analysis.totals import binding_before
@@ -176,6 +177,27 @@ class LoaderData:
                     return True
         return False
 
+    def unmoved_batch(self, loop: cst.For) -> UnmovedBatch | None:
+        """The calls of a loop over a loader on the batch as the loader yielded it, when the
+        data is not on a device already and nothing the loop runs may move it (other than
+        moves whose copy the loop throws away); None otherwise."""
+        if self.loader(loop.iter) is None or self.iterable_prepared(loop) or not target_names(batch_target(loop)):
+            return None
+        discarded = discarded_moves(self.idx, loop)
+        skipped = frozenset(id(call) for call in discarded.values())
+        if any(self.placements.moves_data_in(root, skipped) for root in self.funcs.reachable(loop.body)):
+            return None
+        return UnmovedBatch(calls_on_raw_batch(self.idx, loop, self.funcs), discarded)
+
+
+@dataclass(frozen=True)
+class UnmovedBatch:
+    """What `LoaderData.unmoved_batch` finds: the calls with the arguments that hold the raw
+    batch, and the moves of unpacked parts whose copies are thrown away (`x.to(device)`)."""
+
+    calls: list[tuple[cst.Call, list[cst.BaseExpression]]]
+    discarded: dict[str, cst.Call]
+
 
 def loader_data(ctx: FileContext) -> LoaderData:
     return ctx.analysis(LoaderData)
@@ -247,10 +269,12 @@ def calls_on_raw_data(
     after: int = -1,
     funcs: Functions | None = None,
     depth: int = 0,
+    moved_in_place: frozenset[str] = frozenset(),
 ) -> list[tuple[cst.Call, list[cst.BaseExpression]]]:
     """The calls in `within` (in `scope` itself, after source order `after`) with the
     arguments that still hold the data that the names `raw` hold at the start; with `funcs`,
-    followed into the one local function that such a call runs."""
+    followed into the one local function that such a call runs. The names `moved_in_place`
+    hold objects whose `.to(device)` moves them in place (a `BatchEncoding`), not a copy."""
     raw = set(raw)
     events: list[cst.Assign | cst.Call] = [*idx.within(within, cst.Assign), *idx.within(within, cst.Call)]
     events = sorted((node for node in events if idx.order(node) > after), key=idx.order)
@@ -263,6 +287,10 @@ def calls_on_raw_data(
             for target in node.targets:
                 for name in target_names(target.target):
                     (raw.add if derived else raw.discard)(name.value)
+            continue
+        owner = receiver(node)
+        if method_name(node) in ("to", "cuda") and isinstance(owner, cst.Name) and owner.value in moved_in_place:
+            raw.discard(owner.value)
             continue
         inputs = [arg.value for arg in node.args if raw_batch(arg.value, raw)]
         if inputs:
@@ -632,11 +660,11 @@ def distributed_samplers(ctx: FileContext) -> list[Sampler]:
 
 
 def _build_distributed_samplers(ctx: FileContext) -> list[Sampler]:
-    idx = index(ctx)
+    idx, funcs = index(ctx), functions(ctx)
     loaders = calls_to(ctx, DATA_LOADERS, frozenset({"DataLoader"}))
     found: list[Sampler] = []
     for call in calls_to(ctx, DISTRIBUTED_SAMPLERS, frozenset({"DistributedSampler"})):
-        if len(positional(call)) >= 4 or any(arg.star for arg in call.args) or not _shuffles(idx, call):
+        if len(positional(call)) >= 4 or any(arg.star for arg in call.args) or not _shuffles(idx, funcs, call):
             continue
         found.extend(_with_loaders(ctx, call, loaders))
     # A project factory's result, bound to a name that says what it is (`self.sampler = ...`,
@@ -655,18 +683,21 @@ def _build_distributed_samplers(ctx: FileContext) -> list[Sampler]:
     return found
 
 
-def _shuffles(idx: Index, sampler: cst.Call) -> bool:
+def _shuffles(idx: Index, funcs: Functions, sampler: cst.Call) -> bool:
     """The sampler shuffles: by default, `shuffle=True`, or `shuffle=shuffle` of a parameter
-    of the enclosing function that defaults to True."""
+    of the enclosing function that defaults to True or that a call of it here passes as True
+    (`data_sampler(dataset, shuffle=True)`)."""
     shuffle = keyword(sampler, "shuffle")
-    if shuffle is None or (isinstance(shuffle.value, cst.Name) and shuffle.value.value == "True"):
+    if shuffle is None or literal_truth(shuffle.value):
         return True
     func = idx.enclosing(sampler, (cst.FunctionDef,))
     if func is None or not isinstance(shuffle.value, cst.Name):
         return False
+    param = shuffle.value.value
     params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
-    default = next((p.default for p in params if p.name.value == shuffle.value.value), None)
-    return isinstance(default, cst.Name) and default.value == "True"
+    default = next((p.default for p in params if p.name.value == param), None)
+    passed = (bind_arguments(funcs, func, site).get(param) for site in funcs.call_sites(func))
+    return any(value is not None and literal_truth(value) for value in (default, *passed))
 
 
 def _with_loaders(ctx: FileContext, call: cst.Call, loaders: list[cst.Call], factory: bool = False) -> list[Sampler]:
@@ -699,14 +730,15 @@ def _dict_key(idx: Index, call: cst.Call) -> str | None:
 
 
 def _draws_from(ctx: FileContext, loader: cst.Call, sampler: cst.Call, name: str | None) -> bool:
-    """The loader's `sampler=` or `batch_sampler=` is the sampler, holds it, or is a name bound
-    to something that holds it (`batch_sampler_train = BatchSampler(sampler_train, ...)`)."""
-    idx = index(ctx)
+    """The loader's `sampler=` or `batch_sampler=` is the sampler, holds it, is a name bound
+    to something that holds it (`batch_sampler_train = BatchSampler(sampler_train, ...)`), or
+    calls a local function that returns it (`sampler=data_sampler(dataset, distributed=True)`)."""
+    idx, funcs = index(ctx), functions(ctx)
     for word in ("sampler", "batch_sampler"):
         arg = keyword(loader, word)
         if arg is None:
             continue
-        if _holds(idx, arg.value, sampler, name):
+        if _holds(idx, arg.value, sampler, name) or _returned_by(idx, funcs, arg.value, sampler):
             return True
         wrapper = dotted(arg.value)
         if wrapper is not None and any(_holds(idx, v, sampler, name) for v in assigned_values(ctx).get(wrapper, [])):
@@ -716,6 +748,20 @@ def _draws_from(ctx: FileContext, loader: cst.Call, sampler: cst.Call, name: str
 
 def _holds(idx: Index, expr: cst.CSTNode, sampler: cst.Call, name: str | None) -> bool:
     return idx.contains(expr, sampler) or (name is not None and bool(mentions(idx, expr, name)))
+
+
+def _returned_by(idx: Index, funcs: Functions, expr: cst.BaseExpression, sampler: cst.Call) -> bool:
+    """`expr` calls a local function that returns `sampler` as it builds it
+    (`return DistributedSampler(dataset)`, `return DistributedSampler(ds) if ddp else None`)."""
+    if not isinstance(expr, cst.Call):
+        return False
+    for func in funcs.resolve(expr):
+        for ret in idx.within(func, cst.Return):
+            value = ret.value
+            arms = (value.body, value.orelse) if isinstance(value, cst.IfExp) else (value,)
+            if idx.scope(ret) is func and any(arm is sampler for arm in arms):
+                return True
+    return False
 
 
 def _prepared(idx: Index, loader: cst.Call, name: str | None) -> bool:
@@ -778,14 +824,37 @@ def loader_passes(ctx: FileContext, sampler: Sampler) -> list[cst.CSTNode]:
         call = call_taking(idx, use)
         if call is None:
             continue
-        if callee_name(call) in PASS_WRAPPERS:
+        helpers = funcs.resolve(call)
+        if callee_name(call) in PASS_WRAPPERS and not helpers:  # a local `cycle` is no itertools.cycle
             wrapper = bound_target(idx, call)
             if wrapper is not None and (wrapper_name := dotted(wrapper)):
                 names.append(wrapper_name)
-        elif any(idx.within(f, cst.For) for f in funcs.resolve(call)):
+        elif any(idx.within(f, cst.For) for f in helpers):
             found.append(call)
+            found.extend(_passes_in_helper(idx, funcs, call, use))
     for name in names:
         found.extend(loops_over(idx, scope, name))
+    unique = {id(node): node for node in found}
+    return list(unique.values())
+
+
+def _passes_in_helper(idx: Index, funcs: Functions, call: cst.Call, use: cst.CSTNode, depth: int = 0) -> list[cst.CSTNode]:
+    """The loops of the one local function that `call` runs over the parameter that receives
+    the loader `use`, and of the helpers it passes that parameter on to: a generator that
+    iterates its loader again and again (`while True: for batch in loader: yield batch`)
+    runs its passes there, not once per call."""
+    targets = funcs.resolve(call)
+    if len(targets) != 1 or depth >= MAX_HELPER_DEPTH:
+        return []
+    helper = targets[0]
+    params = [name for name, value in bind_arguments(funcs, helper, call).items() if value is use]
+    found: list[cst.CSTNode] = []
+    for param in params:
+        found.extend(loop for loop in loops_over(idx, helper, param) if idx.scope(loop) is helper)
+        for inner in mentions(idx, helper, param):
+            passed = call_taking(idx, inner)
+            if passed is not None and idx.scope(passed) is helper:
+                found.extend(_passes_in_helper(idx, funcs, passed, inner, depth + 1))
     return found
 
 

@@ -152,6 +152,9 @@ DATA_HOOKS = re.compile(r"__getitem__|__getitems__|__iter__|__next__|collate|get
 # purpose (torchtune's recipes). Padding alone says nothing: audio and detection pipelines
 # pad too, and decode in their workers.
 TEXT_WORDS = frozenset("tokenizer tokenized tokenize tokens encoded collator".split())
+# Names of Hugging Face tokenizers and processors, whose `return_tensors="pt"` outputs are
+# CPU tensors (`tokenizer`, `tok`, `image_processor`, `feature_extractor`).
+TOKENIZER_WORDS = frozenset("tokenizer tokenizers tok processor extractor".split())
 # Collate functions known to return CPU tensors.
 KNOWN_COLLATORS = re.compile(r"(?i)datacollator|data_collator|default_collate|pad_sequence")
 # Names of a micro-step count: `range(gradient_accumulation_steps)`, `range(accum_iter)`.

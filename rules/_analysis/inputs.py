@@ -1,0 +1,162 @@
+"""Model inputs: which moved model a call feeds its arguments to (`model(x)`, `model.forward(x)`,
+`model.generate(ids)`), and the move of that model that happens before some data reaches it,
+also of a model that a caller moved and passed in as a parameter. Data that stays on the host
+outside a loader loop: the tensors a Hugging Face tokenizer or processor returns
+(`tokenizer(text, return_tensors="pt")`, its `input_ids`), CPU tensors until something moves
+them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from torchlint.rule import FileContext
+from torchlint.rules._analysis.callgraph import functions
+from torchlint.rules._analysis.calls import (
+    bind_arguments,
+    called_module,
+    keyword,
+    method_name,
+    parameter_names,
+    receiver,
+)
+from torchlint.rules._analysis.dataflow import target_names
+from torchlint.rules._analysis.devices import placements
+from torchlint.rules._analysis.index import Index, index
+from torchlint.rules._analysis.loaders import STAYS_PUT, calls_on_raw_data
+from torchlint.rules._analysis.modes import model_key
+from torchlint.rules._analysis.names import last_name, string_text
+from torchlint.rules._analysis.vocabulary import TOKENIZER_WORDS, name_tokens
+
+# Tokenizer methods that take `return_tensors=`; the others are read by their receiver's name.
+TOKENIZER_METHODS = frozenset("encode encode_plus batch_encode_plus pad apply_chat_template".split())
+# Those that return a plain tensor rather than a `BatchEncoding` (which `.to()` moves in place).
+RETURN_TENSOR = frozenset({"encode", "apply_chat_template"})
+
+
+def model_call(call: cst.Call) -> cst.BaseExpression | None:
+    """The model a call feeds its arguments to as inputs: what `called_module` names, and the
+    model of `model.generate(ids)`, which runs its forward on them (Hugging Face)."""
+    if method_name(call) == "generate":
+        owner = receiver(call)
+        return owner if model_key(owner) is not None else None
+    return called_module(call)
+
+
+class ModelMoves:
+    """The moves of a module's models to an accelerator, as the data fed to them meets them."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.idx = index(ctx)
+        self.funcs = functions(ctx)
+        self.placements = placements(ctx)
+
+    def before(self, call: cst.Call, start: cst.CSTNode) -> cst.Call | None:
+        """The move of the model that `call` runs, made before the data at `start` (a loop
+        over a loader, a sample, a tokenizer's output) reaches it: a move in another scope
+        (`__init__`), one earlier in the same scope, or the move of the model that a call
+        site passes in when the model is a parameter of the scope. None for a call of a local
+        function, and where the model was built again since the move."""
+        func = model_call(call)
+        key = model_key(func)
+        if func is None or key is None or self.funcs.resolve(call):
+            return None
+        home = self.idx.scope(start)
+        if isinstance(func, cst.Name) and isinstance(home, cst.FunctionDef) and func.value in parameter_names(home):
+            return self.passed_in(home, func.value)
+        for move in self.placements.models.get(key, ()):
+            if self.placements.rebuilt_since(move, func):
+                continue
+            if self.idx.scope(move) is not home or self.idx.order(move) < self.idx.order(start):
+                return move
+        return None
+
+    def first_fed(
+        self, calls: list[tuple[cst.Call, list[cst.BaseExpression]]], start: cst.CSTNode
+    ) -> tuple[cst.Call, cst.Call, list[cst.BaseExpression]] | None:
+        """The first of `calls` (each with the arguments that hold host data from `start`)
+        that runs a model moved before the data got there: the call, the move, the inputs."""
+        for call, inputs in calls:
+            move = self.before(call, start)
+            if move is not None:
+                return call, move, inputs
+        return None
+
+    def passed_in(self, func: cst.FunctionDef, param: str) -> cst.Call | None:
+        """The move of a model that a call site of `func` passes as `param`."""
+        for site in self.funcs.call_sites(func):
+            bound = bind_arguments(self.funcs, func, site).get(param)
+            key = model_key(bound) if bound is not None else None
+            if key and key in self.placements.models:
+                return self.placements.models[key][0]
+        return None
+
+
+def model_moves(ctx: FileContext) -> ModelMoves:
+    return ctx.analysis(ModelMoves)
+
+
+@dataclass(frozen=True)
+class TokenizerOutput:
+    """`ids = tokenizer(text, return_tensors="pt").input_ids` (or the whole encoding, or
+    `tokenizer.encode(..., return_tensors="pt")`): tensors made on the CPU."""
+
+    statement: cst.Assign
+    tokenizer: cst.Call
+    # Names bound to the `BatchEncoding` itself, whose `.to(device)` moves it in place.
+    encodings: frozenset[str]
+
+
+def tokenizer_call(expr: cst.BaseExpression) -> cst.Call | None:
+    """The tokenizer or processor call that made `expr` as it returned it: `expr` itself, an
+    item or field of it (`["input_ids"]`, `.pixel_values`) or a tensor method that keeps it
+    where it is; None once anything else (`.to(device)`) touched it."""
+    if isinstance(expr, cst.Call) and _calls_tokenizer(expr):
+        return expr
+    if isinstance(expr, cst.Subscript):
+        return tokenizer_call(expr.value)
+    if isinstance(expr, cst.Attribute) and expr.attr.value[:1].islower():
+        return tokenizer_call(expr.value)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and method_name(expr) in STAYS_PUT:
+        return tokenizer_call(expr.func.value)
+    return None
+
+
+def _calls_tokenizer(call: cst.Call) -> bool:
+    """`tokenizer(text, return_tensors="pt")`, `self.processor(images=..., return_tensors="pt")`,
+    `tok.encode(text, return_tensors="pt")`: torch tensors from a tokenizer or processor."""
+    tensors = keyword(call, "return_tensors")
+    if tensors is None or string_text(tensors.value) != "pt":
+        return False
+    named = receiver(call) if method_name(call) in TOKENIZER_METHODS else call.func
+    return named is not None and bool(TOKENIZER_WORDS.intersection(name_tokens(last_name(named) or "")))
+
+
+def tokenizer_outputs(ctx: FileContext) -> list[TokenizerOutput]:
+    """The assignments of a module that bind tensors a tokenizer or processor returned."""
+    return ctx.analysis(_build_tokenizer_outputs)
+
+
+def _build_tokenizer_outputs(ctx: FileContext) -> list[TokenizerOutput]:
+    if "return_tensors" not in ctx.source:
+        return []
+    found: list[TokenizerOutput] = []
+    for assign in index(ctx).nodes(cst.Assign):
+        made = tokenizer_call(assign.value)
+        if made is None:
+            continue
+        whole = assign.value is made and method_name(made) not in RETURN_TENSOR
+        names = frozenset(n.value for t in assign.targets for n in target_names(t.target)) if whole else frozenset()
+        found.append(TokenizerOutput(assign, made, names))
+    return found
+
+
+def calls_on_tokenizer_output(idx: Index, output: TokenizerOutput) -> list[tuple[cst.Call, list[cst.BaseExpression]]]:
+    """The calls after `output` is bound, in its scope, with the arguments that still hold the
+    tokenizer's CPU tensors (as `calls_on_raw_batch` follows a batch); `enc.to(device)` moves
+    a `BatchEncoding` in place."""
+    raw = {name.value for target in output.statement.targets for name in target_names(target.target)}
+    scope = idx.scope(output.statement)
+    return calls_on_raw_data(idx, scope, raw, scope, after=idx.order(output.statement), moved_in_place=output.encodings)

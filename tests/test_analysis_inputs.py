@@ -1,0 +1,152 @@
+"""Unit tests of `_analysis.inputs`: the model a call feeds, the move of that model made before
+the data reaches it, and the CPU tensors that tokenizers and processors return."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from torchlint.rules import _analysis as an
+from analysis_support import call, code, context
+
+
+class TestModelCall:
+    @pytest.mark.parametrize(
+        ("text", "model"),
+        [
+            ("model(x)", "model"),
+            ("model.forward(x)", "model"),
+            ("self.encoder(x)", "self.encoder"),
+            ("self.lm.generate(ids)", "self.lm"),
+            ("pipe.model.generate(ids)", "pipe.model"),
+            ("batch.values()", None),
+            ("get_model().generate(ids)", None),
+        ],
+    )
+    def test_the_model_that_runs_on_the_arguments(self, text: str, model: str | None) -> None:
+        ctx = context(text + "\n")
+        found = an.model_call(call(ctx, text))
+        assert (code(ctx, found) if found is not None else None) == model
+
+
+class TestModelMoves:
+    def test_a_move_in_another_method_or_earlier_in_the_same_scope(self) -> None:
+        ctx = context(
+            """
+            class Runner:
+                def __init__(self, net):
+                    self.net = net.cuda()
+                def run(self, x):
+                    return self.net(x)
+            model = Net()
+            model(a)
+            model.to("cuda")
+            model(b)
+            """
+        )
+        moves = an.model_moves(ctx)
+        assert code(ctx, moves.before(call(ctx, "self.net(x)"), call(ctx, "self.net(x)"))) == "net.cuda()"
+        assert moves.before(call(ctx, "model(a)"), call(ctx, "model(a)")) is None
+        assert code(ctx, moves.before(call(ctx, "model(b)"), call(ctx, "model(b)"))) == 'model.to("cuda")'
+
+    def test_a_parameter_model_is_moved_where_a_caller_moved_what_it_passes(self) -> None:
+        ctx = context(
+            """
+            def evaluate(model, x):
+                return model(x)
+            def score(model, x):
+                return model(x)
+            net = Net().to("cuda")
+            evaluate(net, batch)
+            score(Net(), batch)
+            """
+        )
+        moves = an.model_moves(ctx)
+        evaluate, score = [c for c in an.index(ctx).nodes(cst.Call) if code(ctx, c) == "model(x)"]
+        assert code(ctx, moves.before(evaluate, evaluate)) == 'Net().to("cuda")'
+        assert moves.before(score, score) is None
+
+    def test_a_model_built_again_after_the_move_is_not_moved(self) -> None:
+        ctx = context(
+            """
+            net = Net()
+            net.cuda()
+            net = Net()
+            net(x)
+            """
+        )
+        assert an.model_moves(ctx).before(call(ctx, "net(x)"), call(ctx, "net(x)")) is None
+
+
+class TestTokenizerOutputs:
+    @pytest.mark.parametrize(
+        ("expr", "made"),
+        [
+            ('tokenizer(text, return_tensors="pt")', True),
+            ('tokenizer(text, return_tensors="pt").input_ids', True),
+            ('self.tok(text, return_tensors="pt")["input_ids"].long()', True),
+            ('tok.encode(text, return_tensors="pt")', True),
+            ('image_processor(images=img, return_tensors="pt").pixel_values', True),
+            ('tokenizer(text, return_tensors="pt").to(device)', False),
+            ('tokenizer(text, return_tensors="pt").input_ids.cuda()', False),
+            ('tokenizer(text, return_tensors="np")', False),
+            ("tokenizer(text)", False),
+            ('DataCollatorWithPadding(tokenizer, return_tensors="pt")', False),
+            ('encoder(text, return_tensors="pt")', False),
+        ],
+    )
+    def test_tokenizer_call_sees_outputs_as_made(self, expr: str, made: bool) -> None:
+        ctx = context(f"x = {expr}\n")
+        (assign,) = an.index(ctx).nodes(cst.Assign)
+        assert (an.tokenizer_call(assign.value) is not None) is made
+
+    def test_outputs_and_the_encodings_that_move_in_place(self) -> None:
+        ctx = context(
+            """
+            enc = tokenizer(prompt, return_tensors="pt")
+            ids = tokenizer(prompt, return_tensors="pt").input_ids
+            single = tokenizer.encode(prompt, return_tensors="pt")
+            moved = tokenizer(prompt, return_tensors="pt").to("cuda")
+            """
+        )
+        found = [(code(ctx, o.statement.targets[0].target), sorted(o.encodings)) for o in an.tokenizer_outputs(ctx)]
+        assert found == [("enc", ["enc"]), ("ids", []), ("single", [])]
+
+    def test_calls_on_the_output_until_it_is_moved(self) -> None:
+        ctx = context(
+            """
+            def answer(model, tokenizer, question):
+                enc = tokenizer(question, return_tensors="pt")
+                ids = enc["input_ids"]
+                model.generate(ids)
+                enc.to("cuda")
+                model(**enc)
+                model(ids)
+                ids = ids.to("cuda")
+                model(ids)
+            """
+        )
+        (output,) = an.tokenizer_outputs(ctx)
+        calls = [code(ctx, c) for c, _ in an.calls_on_tokenizer_output(an.index(ctx), output)]
+        assert calls == ["model.generate(ids)", "model(ids)"]
+
+
+class TestFirstFed:
+    def test_the_first_call_that_runs_a_moved_model(self) -> None:
+        ctx = context(
+            """
+            def predict(texts):
+                enc = tokenizer(texts, return_tensors="pt")
+                log(enc)
+                encoder(**enc)
+                net(**enc)
+            encoder = Encoder()
+            net = Net().cuda()
+            """
+        )
+        (output,) = an.tokenizer_outputs(ctx)
+        calls = an.calls_on_tokenizer_output(an.index(ctx), output)
+        found = an.model_moves(ctx).first_fed(calls, output.statement)
+        assert found is not None
+        call, move, inputs = found
+        assert (code(ctx, call), code(ctx, move), [code(ctx, i) for i in inputs]) == ("net(**enc)", "Net().cuda()", ["enc"])
