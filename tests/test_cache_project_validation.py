@@ -123,3 +123,20 @@ def test_scope_answers_are_shared_by_the_files_of_a_folder_and_stay_per_folder(t
     assert project.any_module(script, "places_on_device", WHOLE_PROJECT)
     assert not project.any_module(first, "places_on_device", OWN_PACKAGE)
     assert project.any_module(script, "places_on_device", OWN_PACKAGE)
+
+
+def test_a_save_merges_what_another_run_saved_after_this_one_read_the_index(tmp_path: Path) -> None:
+    from torchlint.cache import ResultCache
+
+    files = [write(tmp_path / f"m{i}.py", "x = 1\n") for i in range(3)]
+    ResultCache(tmp_path / "cache", "k").put(files[0], "d0", [])  # never saved
+    early = ResultCache(tmp_path / "cache", "k")
+    early.put(files[0], "d0", [])
+    early.save()
+    this, other = ResultCache(tmp_path / "cache", "k"), ResultCache(tmp_path / "cache", "k")
+    other.put(files[1], "d1", [])
+    other.save()
+    this.put(files[2], "d2", [])
+    this.save()
+    merged = ResultCache(tmp_path / "cache", "k")
+    assert [merged.get(path, f"d{i}", "f.py") is not None for i, path in enumerate(files)] == [True, True, True]
