@@ -140,3 +140,26 @@ def test_a_save_merges_what_another_run_saved_after_this_one_read_the_index(tmp_
     this.save()
     merged = ResultCache(tmp_path / "cache", "k")
     assert [merged.get(path, f"d{i}", "f.py") is not None for i, path in enumerate(files)] == [True, True, True]
+
+
+def test_asking_which_functions_a_forward_calls_summarises_only_the_siblings_that_spell_forward(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    package = tmp_path / "nets"
+    write(package / "__init__.py", "")
+    encode = write(package / "encode.py", "def scale(x, n):\n    return x * n\n")
+    write(package / "blocks.py", "from nets import encode\n\nclass Block:\n    def forward(self, x):\n        return encode.scale(x, 2)\n")
+    write(package / "config.py", "SIZE = 3\n\ndef size():\n    return SIZE\n")
+    # `ｆorward` is `forward` to Python (identifiers are NFKC-normalised): a module that is
+    # not plain ASCII is always summarised.
+    write(package / "wide.py", "from nets import encode\n\nclass Wide:\n    def ｆorward(self, y):\n        return encode.scale(y, 3)\n")
+    summarised: list[str] = []
+
+    def recording(text: str) -> dict[str, object] | None:
+        summarised.append((text.strip().splitlines() or [""])[-1].strip())
+        return summarize_text(text)
+
+    project = Project(recording, checked=[tmp_path])
+    assert ProjectView.of(project, encode).called_from_methods(["forward"]) == {"scale": [0]}
+    # Not config.py, nor encode.py itself (a module's own methods are not asked about).
+    assert sorted(summarised) == ["return encode.scale(x, 2)", "return encode.scale(y, 3)"]
+    assert project.called_from_methods(encode, ["forward"]) == {"scale": [0]}

@@ -257,6 +257,19 @@ class Project:
         self._summaries[path] = summary
         return summary
 
+    def _summary_spelling(self, path: Path, names: Iterable[str]) -> Summary | None:
+        """The summary of `path`, or None, without summarising it, where its text spells none
+        of `names`: a definition spells its name (an identifier that is not plain ASCII
+        could spell an ASCII name in other letters, which the parser normalises)."""
+        if path not in self._summaries:
+            key = os.path.abspath(path)
+            known = self.known.get(key) or self.computed.get(key)
+            if known is None or known[0] != self.read_digests.get(key):
+                data = read_bytes(path)
+                if isinstance(data, bytes) and data.isascii() and not any(name.encode() in data for name in names):
+                    return None
+        return self.summary(path)
+
     def take_computed(self) -> dict[str, tuple[str, Summary | None]]:
         """The summaries computed since the last call (a worker hands them to the parent)."""
         taken, self.computed = self.computed, {}
@@ -355,7 +368,7 @@ class Project:
             found = self._method_calls[key] = {}
             for sibling in sorted(folder.glob("*.py")):
                 ref = self.module_of(sibling)
-                for entry in ((self.summary(sibling) or {}).get("defs", {})).values():
+                for entry in ((self._summary_spelling(sibling, wanted) or {}).get("defs", {})).values():
                     for method, data in entry.get("methods", {}).items() if entry.get("kind") == "class" else ():
                         if method in wanted:
                             for written in data.get("calls", ()):
