@@ -9,7 +9,8 @@ fingerprint and the enabled rule codes. Inside an index, each file's absolute pa
 to a hash of its bytes, its findings and the project summaries its check used (their
 absolute names and digests, see `torchlint.project`): a hit needs the same bytes and the
 same digests now. The index also keeps each project module's summary by path and content
-hash. Looking a file up costs reading and hashing it and the modules it used; no rule and
+hash. Looking a file up costs reading and hashing it, and the modules it used once per run
+(those that the run checks are read and hashed once, for their own lookups); no rule and
 not even LibCST is imported when every file is a hit.
 
 Writers replace an index atomically (a temporary file, then `os.replace`), so a run that
