@@ -380,6 +380,16 @@ class _Class:
         }
 
 
+# Fields that hold only `Load()`, `Add()` and the like (a third of all nodes, were they
+# walked: every name has a `ctx`), which no summary looks at.
+_NOT_WALKED = frozenset({"ctx", "op", "ops"})
+_WALKED_FIELDS: dict[type, tuple[str, ...]] = {
+    kind: tuple(f for f in kind._fields if f not in _NOT_WALKED)
+    for kind in vars(ast).values()
+    if isinstance(kind, type) and issubclass(kind, ast.AST)
+}
+
+
 class _Walk:
     """One walk over a module; effects of nested functions count for the functions
     around them (a closure passed to `optimizer.step(closure)` runs in its caller)."""
@@ -476,7 +486,7 @@ class _Walk:
             elif kind is ast.Return:
                 if own is not None and node.value is not None:  # type: ignore[attr-defined]
                     own.returns.append(node.value)  # type: ignore[attr-defined]
-            for field in node._fields:
+            for field in _WALKED_FIELDS.get(kind, node._fields):
                 value = getattr(node, field, None)
                 if type(value) is list:
                     for item in reversed(value):

@@ -169,12 +169,17 @@ def _check_group(
     project = Project(summarize_text, cache.summaries() if cache is not None else None, folders)
     per_file: list[list[Finding] | None] = [None] * len(tasks)
     if cache is not None:
+        # Every file's digest first: validating one file's dependencies reads the summaries
+        # of others, which are mostly files of this run, already read.
+        digests: dict[int, str] = {}
         for i, task in enumerate(tasks):
             data = read_bytes(task.path)
             if isinstance(data, bytes):
-                hit = cache.get(task.path, content_digest(data), task.name)
-                if hit is not None and project.still_valid(Path(os.path.abspath(task.path)), hit.deps):
-                    per_file[i] = hit.findings
+                digests[i] = project.read_digests[os.path.abspath(task.path)] = content_digest(data)
+        for i, digest in digests.items():
+            hit = cache.get(tasks[i].path, digest, tasks[i].name)
+            if hit is not None and project.still_valid(Path(os.path.abspath(tasks[i].path)), hit.deps):
+                per_file[i] = hit.findings
     todo = [i for i, found in enumerate(per_file) if found is None]
     # Phase two: each file checked with a view of the project that records what it used.
     outcomes = _check_tasks([tasks[i] for i in todo], config, jobs or usable_cpus(), cache is not None, project)

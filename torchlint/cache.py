@@ -9,7 +9,8 @@ fingerprint and the enabled rule codes. Inside an index, each file's absolute pa
 to a hash of its bytes, its findings and the project summaries its check used (their
 absolute names and digests, see `torchlint.project`): a hit needs the same bytes and the
 same digests now. The index also keeps each project module's summary by path and content
-hash. Looking a file up costs reading and hashing it and the modules it used; no rule and
+hash. Looking a file up costs reading and hashing it, and the modules it used once per run
+(those that the run checks are read and hashed once, for their own lookups); no rule and
 not even LibCST is imported when every file is a hit.
 
 Writers replace an index atomically (a temporary file, then `os.replace`), so a run that
@@ -117,6 +118,9 @@ class ResultCache:
         self.folder = folder
         self.key = key
         self.path = folder / f"{key}.json"
+        # The index file as this run read it: unchanged on disk (no other run replaced it)
+        # means nothing to merge on saving.
+        self._loaded_stamp: tuple[int, int, int] | None = None
         self._entries, self._summaries = self._load()
         self._seen: set[str] = set()
         self._written: set[str] = set()
@@ -129,7 +133,9 @@ class ResultCache:
     def _load(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """The index on disk: (file entries, module summaries); empty when unreadable."""
         try:
-            data = json.loads(self.path.read_bytes())
+            with open(self.path, "rb") as handle:
+                self._loaded_stamp = _stamp(os.fstat(handle.fileno()))
+                data = json.loads(handle.read())
         except (OSError, ValueError):
             return {}, {}
         if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != self.key:
@@ -191,10 +197,13 @@ class ResultCache:
                 handle, temp = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=self.folder)
                 try:
                     with os.fdopen(handle, "w", encoding="utf-8") as out:
-                        json.dump(
-                            {"format": FORMAT, "key": self.key, "entries": entries, "summaries": summaries},
-                            out,
-                            separators=(",", ":"),
+                        # `dumps`, not `dump`: only `dumps` uses the C encoder (`dump` encodes
+                        # chunk by chunk in Python, some ten times slower).
+                        out.write(
+                            json.dumps(
+                                {"format": FORMAT, "key": self.key, "entries": entries, "summaries": summaries},
+                                separators=(",", ":"),
+                            )
                         )
                     os.replace(temp, self.path)
                 except BaseException:
@@ -207,7 +216,11 @@ class ResultCache:
     def _merged_with_disk(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """This run's entries and summaries over the index as it is on disk now: another run
         may have saved entries of other files (or newer ones of files this run only read)."""
-        disk_entries, disk_summaries = self._load()
+        try:
+            unchanged = self._loaded_stamp is not None and _stamp(os.stat(self.path)) == self._loaded_stamp
+        except OSError:
+            unchanged = False
+        disk_entries, disk_summaries = ({}, {}) if unchanged else self._load()
         merged = {**self._entries, **disk_entries}
         merged.update((key, self._entries[key]) for key in self._written)
         entries = {key: value for key, value in merged.items() if key in self._seen or os.path.exists(key)}
@@ -241,6 +254,11 @@ class ResultCache:
                 indexes.append((modified, path))
         for _, path in sorted(indexes, reverse=True)[KEEP_INDEXES - 1 :]:
             path.unlink(missing_ok=True)
+
+
+def _stamp(info: os.stat_result) -> tuple[int, int, int]:
+    # A writer replaces the index with a new file (`os.replace`): a new inode.
+    return (info.st_ino, info.st_size, info.st_mtime_ns)
 
 
 @contextmanager

@@ -190,14 +190,19 @@ class Project:
         self.checked = tuple(Path(os.path.abspath(folder)) for folder in checked)
         self.known: dict[str, tuple[str, Summary | None]] = dict(known or {})
         self.computed: dict[str, tuple[str, Summary | None]] = {}
+        # Digests of files the caller has read this run (absolute path -> digest): a summary
+        # known for that digest is used without reading the file again.
+        self.read_digests: dict[str, str] = {}
         self._summaries: dict[Path, Summary | None] = {}
         self._searches: dict[Path, tuple[Path, ...]] = {}
         self._probes: dict[tuple[Path, str], Path | None] = {}
         self._refs: dict[Path, ModuleRef] = {}
         self._digests: dict[tuple[Path, str], str] = {}
         self._modules: dict[tuple[Path, str], list[Path] | None] = {}
-        self._method_calls: dict[tuple[Path, frozenset[str]], list[tuple[Path, str, dict[str, Any], str]]] = {}
+        self._method_calls: dict[tuple[Path, frozenset[str]], dict[str, list[tuple[Path, str, dict[str, Any], str]]]] = {}
         self._facts: dict[tuple[Path, str, str], bool] = {}
+        self._roots: dict[Path, Path] = {}
+        self._scopes: dict[tuple[Path, str], tuple[Path, list[Path] | None]] = {}
 
     # -- files and modules
 
@@ -234,11 +239,14 @@ class Project:
         if path in self._summaries:
             return self._summaries[path]
         key = os.path.abspath(path)
+        known = self.known.get(key) or self.computed.get(key)
+        if known is not None and known[0] == self.read_digests.get(key):
+            self._summaries[path] = known[1]
+            return known[1]
         data = read_bytes(path)
         summary: Summary | None = None
         if isinstance(data, bytes):
             digest = content_digest(data)
-            known = self.known.get(key) or self.computed.get(key)
             if known is not None and known[0] == digest:
                 summary = known[1]
             else:
@@ -248,6 +256,19 @@ class Project:
                 self.computed[key] = (digest, summary)
         self._summaries[path] = summary
         return summary
+
+    def _summary_spelling(self, path: Path, names: Iterable[str]) -> Summary | None:
+        """The summary of `path`, or None, without summarising it, where its text spells none
+        of `names`: a definition spells its name (an identifier that is not plain ASCII
+        could spell an ASCII name in other letters, which the parser normalises)."""
+        if path not in self._summaries:
+            key = os.path.abspath(path)
+            known = self.known.get(key) or self.computed.get(key)
+            if known is None or known[0] != self.read_digests.get(key):
+                data = read_bytes(path)
+                if isinstance(data, bytes) and data.isascii() and not any(name.encode() in data for name in names):
+                    return None
+        return self.summary(path)
 
     def take_computed(self) -> dict[str, tuple[str, Summary | None]]:
         """The summaries computed since the last call (a worker hands them to the parent)."""
@@ -332,37 +353,41 @@ class Project:
         """(function of `path`'s module, the summary of a method named in `methods` of a class
         of another module of its folder that calls it, the name as that method writes it)."""
         own = self.module_of(Path(os.path.abspath(path)))
-        prefix = own.name + "."
-        for sibling, name, data, written in self._folder_method_calls(own.path.parent, frozenset(methods)):
-            if sibling != own.path and name.startswith(prefix) and "." not in name[len(prefix) :]:
-                yield name[len(prefix) :], data, written
+        for sibling, function, data, written in self._folder_method_calls(own.path.parent, frozenset(methods)).get(own.name, ()):
+            if sibling != own.path:
+                yield function, data, written
 
-    def _folder_method_calls(self, folder: Path, wanted: frozenset[str]) -> list[tuple[Path, str, dict[str, Any], str]]:
-        """Every call that a method named in `wanted` of a class of a module of `folder`
-        makes: (that module, the absolute name called, the method's summary, the name as
-        written); read once per folder, as every module of a folder asks it of the others."""
+    def _folder_method_calls(self, folder: Path, wanted: frozenset[str]) -> dict[str, list[tuple[Path, str, dict[str, Any], str]]]:
+        """Every call of a top-level function that a method named in `wanted` of a class of
+        a module of `folder` makes, by the called function's module: (the calling module,
+        the function's name, the method's summary, the name as written); read once per
+        folder, as every module of a folder asks it of the others, each about its own."""
         key = (folder, wanted)
         found = self._method_calls.get(key)
         if found is None:
-            found = self._method_calls[key] = []
+            found = self._method_calls[key] = {}
             for sibling in sorted(folder.glob("*.py")):
                 ref = self.module_of(sibling)
-                for entry in ((self.summary(sibling) or {}).get("defs", {})).values():
+                for entry in ((self._summary_spelling(sibling, wanted) or {}).get("defs", {})).values():
                     for method, data in entry.get("methods", {}).items() if entry.get("kind") == "class" else ():
                         if method in wanted:
                             for written in data.get("calls", ()):
-                                name = ref.absolute(written)
-                                if name is not None:
-                                    found.append((sibling, name, data, written))
+                                module, dot, function = (ref.absolute(written) or "").rpartition(".")
+                                if dot:
+                                    found.setdefault(module, []).append((sibling, function, data, written))
         return found
 
     def root_of(self, path: Path) -> Path:
-        """The folder that holds `path`'s project (see the module docstring)."""
+        """The folder that holds `path`'s project (see the module docstring); the same for
+        every file of a folder."""
         folder = Path(os.path.abspath(path)).parent
-        marked = next((f for f in (folder, *folder.parents) if any((f / m).exists() for m in ROOT_MARKERS)), None)
-        holding = [c for c in self.checked if c == folder or c in folder.parents]
-        candidates = [f for f in (marked, max(holding, key=lambda c: len(c.parts), default=None)) if f is not None]
-        return max(candidates, key=lambda f: len(f.parts), default=folder)
+        found = self._roots.get(folder)
+        if found is None:
+            marked = next((f for f in (folder, *folder.parents) if any((f / m).exists() for m in ROOT_MARKERS)), None)
+            holding = [c for c in self.checked if c == folder or c in folder.parents]
+            candidates = [f for f in (marked, max(holding, key=lambda c: len(c.parts), default=None)) if f is not None]
+            found = self._roots[folder] = max(candidates, key=lambda f: len(f.parts), default=folder)
+        return found
 
     def any_module(self, path: Path, fact: str, scope: str = WHOLE_PROJECT) -> bool:
         """Whether the summary of some module around `path` says `fact` (a module-level flag:
@@ -381,7 +406,15 @@ class Project:
         return found
 
     def scope_modules(self, path: Path, scope: str) -> tuple[Path, list[Path] | None]:
-        """The folder that names the scope, and its modules (see `any_module`)."""
+        """The folder that names the scope, and its modules (see `any_module`); the same for
+        every file of a folder."""
+        key = (Path(os.path.abspath(path)).parent, scope)
+        found = self._scopes.get(key)
+        if found is None:
+            found = self._scopes[key] = self._scope_modules(path, scope)
+        return found
+
+    def _scope_modules(self, path: Path, scope: str) -> tuple[Path, list[Path] | None]:
         root = self.root_of(path)
         if scope == WHOLE_PROJECT:
             top, deep = root, [root]

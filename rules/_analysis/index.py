@@ -83,17 +83,20 @@ def _child_fields(node_type: type) -> tuple[str, ...]:
     return fields
 
 
-# LibCST's node classes are ABCs: `isinstance(value, cst.CSTNode)` goes through
-# `ABCMeta.__instancecheck__`, ten times the cost of this dict lookup, and the walks
-# below make it for every field of every node.
-_is_node_type: dict[type, bool] = {}
+class _NodeTypes(dict[type, bool]):
+    """Whether a type is a LibCST node type, by type: `is_node[kind]`.
+
+    LibCST's node classes are ABCs: `isinstance(value, cst.CSTNode)` goes through
+    `ABCMeta.__instancecheck__`, ten times the cost of this dict lookup, and the walks
+    below make it for every field of every node (a third of the values are None:
+    an argument's absent keyword, a parameter's absent default)."""
+
+    def __missing__(self, kind: type) -> bool:
+        known = self[kind] = issubclass(kind, cst.CSTNode)
+        return known
 
 
-def _node_type(kind: type) -> bool:
-    known = _is_node_type.get(kind)
-    if known is None:
-        known = _is_node_type[kind] = issubclass(kind, cst.CSTNode)
-    return known
+_is_node_type = _NodeTypes()
 
 
 # Per node type, one call that reads all its code-bearing fields, as a tuple (the walks
@@ -127,8 +130,8 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     for value in (_field_readers.get(type(node)) or _field_reader(type(node)))(node):
         kind = type(value)
         if kind is tuple or kind is list:
-            out.extend([v for v in value if is_node.get(type(v)) or _node_type(type(v))])  # type: ignore[attr-defined]
-        elif is_node.get(kind) or _node_type(kind):
+            out.extend([v for v in value if is_node[type(v)]])  # type: ignore[attr-defined]
+        elif is_node[kind]:
             out.append(value)  # type: ignore[arg-type]
     return out
 
@@ -174,8 +177,8 @@ class Index:
             for value in read(node):  # type: ignore[arg-type]
                 value_kind = type(value)
                 if value_kind is tuple or value_kind is list:
-                    kids.extend([v for v in value if is_node.get(type(v)) or _node_type(type(v))])  # type: ignore[attr-defined]
-                elif is_node.get(value_kind) or _node_type(value_kind):
+                    kids.extend([v for v in value if is_node[type(v)]])  # type: ignore[attr-defined]
+                elif is_node[value_kind]:
                     kids.append(value)  # type: ignore[arg-type]
             for child in kids:
                 parent[id(child)] = node  # type: ignore[assignment]
