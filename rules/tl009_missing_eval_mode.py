@@ -783,14 +783,14 @@ class MissingEvalMode(Rule):
             # Reported on the function's name: the function is what needs `model.eval()`.
             yield self.report(func.name, finder.message(func, call, model), finder.fix(func, model))
         reported: set[int] = set()
-        for found in an.training_evaluations(ctx).unmoded_evaluations():
-            if an.mode_free(ctx, an.model_key(an.called_module(found.call))):
+        for unmoded in an.training_evaluations(ctx).unmoded_evaluations():
+            if an.mode_free(ctx, an.model_key(an.called_module(unmoded.call))):
                 continue
-            evaluation = an.grad_free_statement(finder.idx, finder.imps, found.node)
+            evaluation = an.grad_free_statement(finder.idx, finder.imps, unmoded.node)
             if id(evaluation) not in reported:  # a validation loop inside nested training loops
                 reported.add(id(evaluation))
-                fix = finder.inline_fix(evaluation, found.call) if isinstance(found.node, cst.For) else None
-                yield self.report(evaluation, finder.inline_message(found), fix)
+                fix = finder.inline_fix(evaluation, unmoded.call) if isinstance(unmoded.node, cst.For) else None
+                yield self.report(evaluation, finder.inline_message(unmoded), fix)
         for call, model in finder.project_evaluations():
             inherited_at = call if (an.dotted(model) or "").startswith("self.") else None
             if not an.mode_free(ctx, an.model_key(model), inherited_at):

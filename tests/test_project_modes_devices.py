@@ -110,3 +110,54 @@ def test_a_network_with_dropout_built_in_the_base_class_needs_eval(tmp_path: Pat
 
 def test_a_network_the_base_class_builds_from_an_unknown_library_is_not_mode_free(tmp_path: Path) -> None:
     assert tl009(tmp_path, builder="torchvision.models.resnet18()") == [("mixup.py", 15)]
+
+
+CHAIN = """
+import torch
+
+
+class Lattice:
+    def log_norm(self, arcs):
+        n, k = arcs.shape[0], arcs.shape[-1]
+        alpha = torch.zeros(n, k, device=arcs.device)
+        start = {start}
+        alpha = alpha.masked_fill(start, -1e4)
+        return torch.logsumexp(alpha + arcs.sum(1), -1)
+"""
+
+TAGGER = """
+import torch
+import torch.nn as nn
+
+from lattice.chain import Lattice
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(32, 8)
+
+    def forward(self, feats):
+        return Lattice().log_norm(self.proj(feats).unsqueeze(-1).expand(-1, -1, 8))
+
+
+model = Tagger().cuda()
+"""
+
+
+def tl011(root: Path, start: str) -> list[tuple[str, int]]:
+    (root / "pyproject.toml").write_text("")
+    (root / "lattice").mkdir()
+    (root / "lattice" / "__init__.py").write_text("")
+    (root / "lattice" / "chain.py").write_text(textwrap.dedent(CHAIN.format(start=start)))
+    (root / "tagger.py").write_text(textwrap.dedent(TAGGER))
+    result = api.check_paths([root], Config(), cwd=root, jobs=1)
+    return sorted((Path(f.filename).name, f.line) for f in result.findings if f.code == "TL011")
+
+
+def test_a_helper_of_another_module_that_places_its_tensors_but_one(tmp_path: Path) -> None:
+    assert tl011(tmp_path, "torch.eye(n, k).bool()") == [("chain.py", 9)]
+
+
+def test_the_same_mask_made_like_the_input_is_placed(tmp_path: Path) -> None:
+    assert tl011(tmp_path, "torch.zeros_like(alpha).bool()") == []

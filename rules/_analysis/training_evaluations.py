@@ -160,8 +160,8 @@ class TrainingEvaluations:
                 if call is not None:
                     yield UnmodedEvaluation(inner, data, call, in_training=True)
             for assign in self.idx.within(loop.body, cst.Assign):
-                data = drawn_batch(assign.value)
-                if data is None or self.idx.scope(assign) is not scope or not says_evaluation_data(last_name(data)):
+                drawn = drawn_batch(assign.value)
+                if drawn is None or self.idx.scope(assign) is not scope or not says_evaluation_data(last_name(drawn)):
                     continue
                 block = self.idx.enclosing(assign, (cst.IndentedBlock,))
                 if block is None:
@@ -176,7 +176,7 @@ class TrainingEvaluations:
                 call = self._unmoded_call_in(block, scope, grad_free=trains, after=assign, among=elsewhere)
                 if call is not None:
                     grad_free = in_grad_free_block(self.idx, call, self.imps)
-                    yield UnmodedEvaluation(assign, data, call, in_training=True, grad_free=grad_free)
+                    yield UnmodedEvaluation(assign, drawn, call, in_training=True, grad_free=grad_free)
 
     def _beside_training(self) -> Iterator[UnmodedEvaluation]:
         """A gradient-free loop over validation or test data beside a training loop in the
