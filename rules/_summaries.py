@@ -761,12 +761,14 @@ def inherited_method(ctx: FileContext, expr: cst.BaseExpression) -> Entry | None
     define it (nor any local base class) but inherits it from a base class of another
     project module (`self.evaluate()` in a trainer subclass); None otherwise."""
     name = an.dotted(expr)
-    if view(ctx) is None or name is None or not name.startswith("self.") or name.count(".") != 1:
+    project = view(ctx)
+    if project is None or name is None or not name.startswith("self.") or name.count(".") != 1:
         return None
     cls = an.index(ctx).enclosing(expr, (cst.ClassDef,))
-    if cls is None or an.functions(ctx).method(cls.name.value, name[5:]) is not None:
+    method = name[len("self.") :]
+    if cls is None or an.functions(ctx).method(cls.name.value, method) is not None:
         return None
-    return _inherited(ctx, cls, lambda base: _method(view(ctx), base, name[5:]))  # type: ignore[arg-type]
+    return _inherited(ctx, cls, lambda base: _method(project, base, method))
 
 
 def inherited_attribute_classes(ctx: FileContext, node: cst.CSTNode, attr: str) -> list[Entry] | None:
