@@ -401,6 +401,19 @@ class MissingEvalMode(Rule):
                 xb, yb = next(iter(valid_loader))
                 print(criterion(net(xb), yb).item())
         """,
+        # A periodic validation batch through a network that eval mode does not change.
+        """
+        import torch
+        import torch.nn as nn
+        net = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 2))
+        for step, (x, y) in enumerate(train_loader):
+            optimizer.zero_grad()
+            criterion(net(x), y).backward()
+            optimizer.step()
+            if step % 50 == 0:
+                xb, yb = next(iter(valid_loader))
+                print(criterion(net(xb), yb).item())
+        """,
         # A batch drawn from a held-out set that the loop back-propagates (meta-learning on
         # it, not an evaluation), and one drawn from the training data.
         """
