@@ -131,7 +131,6 @@ class TrainingEvaluations:
             }
         return func.name.value in self._arguments
 
-
     # -- evaluation passes in training mode ------------------------------------------------
 
     def unmoded_evaluations(self) -> list[UnmodedEvaluation]:
@@ -156,7 +155,7 @@ class TrainingEvaluations:
                 data = unwrap_iterable(inner.iter)
                 if not says_evaluation_data(last_name(data)):
                     continue
-                call = self._unmoded_call_in(inner.body, scope, grad_free=True)
+                call = self._unmoded_call_in(inner.body, scope, grad_free_only=True)
                 if call is not None:
                     yield UnmodedEvaluation(inner, data, call, in_training=True)
             for assign in self.idx.within(loop.body, cst.Assign):
@@ -173,7 +172,7 @@ class TrainingEvaluations:
                     for c in self.idx.within(loop.body, cst.Call)
                     if not (self.idx.contains(block, c) and self.idx.order(c) > self.idx.order(assign))
                 }
-                call = self._unmoded_call_in(block, scope, grad_free=trains, after=assign, among=elsewhere)
+                call = self._unmoded_call_in(block, scope, grad_free_only=trains, after=assign, among=elsewhere)
                 if call is not None:
                     grad_free = in_grad_free_block(self.idx, call, self.imps)
                     yield UnmodedEvaluation(assign, drawn, call, in_training=True, grad_free=grad_free)
@@ -196,7 +195,7 @@ class TrainingEvaluations:
                 data = unwrap_iterable(loop.iter)
                 if not says_evaluation_data(last_name(data)):
                     continue
-                call = self._unmoded_call_in(loop.body, scope, grad_free=True)
+                call = self._unmoded_call_in(loop.body, scope, grad_free_only=True)
                 if call is not None:
                     yield UnmodedEvaluation(loop, data, call, in_training=False)
 
@@ -204,19 +203,19 @@ class TrainingEvaluations:
         self,
         block: cst.CSTNode,
         scope: cst.CSTNode,
-        grad_free: bool,
+        grad_free_only: bool,
         after: cst.CSTNode | None = None,
         among: set[str | None] | None = None,
     ) -> cst.Call | None:
         """The first call in `block` (after `after`) of a network that training runs (and
         that is one of `among`), in `scope`'s own code (under a gradient-free block when
-        `grad_free`); not a local function or an imported object."""
+        `grad_free_only`); not a local function or an imported object."""
         trained = trained_models(self.ctx) if among is None else trained_models(self.ctx) & among
         start = self.idx.end(after) if after is not None else -1
         for call in self.idx.within(block, cst.Call):
             if self.idx.scope(call) is not scope or self.idx.order(call) <= start:
                 continue
-            if grad_free and not in_grad_free_block(self.idx, call, self.imps):
+            if grad_free_only and not in_grad_free_block(self.idx, call, self.imps):
                 continue
             model = called_module(call)
             key = model_key(model)
