@@ -63,7 +63,7 @@ import ast
 import re
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
 
 import libcst as cst
 
@@ -85,6 +85,7 @@ EPOCH_FRAMEWORKS = frozenset(
 MAX_DEPTH = 4
 
 Summary = dict[str, Any]
+T = TypeVar("T")
 
 
 # ---------------------------------------------------------------------------
@@ -765,6 +766,71 @@ def _method(project: ProjectView, owner: Entry, method: str, depth: int = 0) -> 
     return None
 
 
+def inherited_method(ctx: FileContext, expr: cst.BaseExpression) -> Entry | None:
+    """The method that `self.method` names inside a class of the checked file that does not
+    define it (nor any local base class) but inherits it from a base class of another
+    project module (`self.evaluate()` in a trainer subclass); None otherwise."""
+    name = an.dotted(expr)
+    project = view(ctx)
+    if project is None or name is None or not name.startswith("self.") or name.count(".") != 1:
+        return None
+    cls = an.index(ctx).enclosing(expr, (cst.ClassDef,))
+    method = name[len("self.") :]
+    if cls is None or an.functions(ctx).method(cls.name.value, method) is not None:
+        return None
+    return _inherited(ctx, cls, lambda base: _method(project, base, method))
+
+
+def inherited_attribute_classes(ctx: FileContext, node: cst.CSTNode, attr: str) -> list[Entry] | None:
+    """The project classes that the base classes (in other project modules) of the class
+    around `node` build `self.<attr>` with: `self.net = TinyNet()`, or a method's result that
+    returns one class (`self.net = self.build()`). None when the class, a base or a value is
+    unknown, or when nothing builds the attribute."""
+    cls = an.index(ctx).enclosing(node, (cst.ClassDef,))
+    if cls is None or view(ctx) is None:
+        return None
+    return _inherited(ctx, cls, lambda base: _attribute_classes(ctx, base, attr))
+
+
+def _inherited(ctx: FileContext, cls: cst.ClassDef, ask: Callable[[Entry], T | None]) -> T | None:
+    """The first answer that `ask` gives for a project base class (in another module) of a
+    top-level class `cls` of the checked file."""
+    own = local_entry(ctx, cls.name.value)
+    project = view(ctx)
+    if own is None or own.kind != "class" or project is None:
+        return None
+    for base in own.data.get("bases", ()):
+        inner = project.lookup(base, own.module)
+        if inner is not None and inner.kind == "class":
+            found = ask(inner)
+            if found is not None:
+                return found
+    return None
+
+
+def _attribute_classes(ctx: FileContext, owner: Entry, attr: str, depth: int = 0) -> list[Entry] | None:
+    project = view(ctx)
+    values = owner.data.get("attrs", {}).get(attr)
+    if project is None or depth >= MAX_DEPTH:
+        return None
+    if values is None:
+        for base in owner.data.get("bases", ()):
+            inner = project.lookup(base, owner.module)
+            if inner is not None and inner.kind == "class":
+                return _attribute_classes(ctx, inner, attr, depth + 1)
+        return None
+    found: list[Entry] = []
+    for written in values:
+        entry = project.lookup(written, owner.module)
+        if entry is not None and entry.kind == "function":
+            returned = [project.lookup(r, entry.module) for r in entry.data.get("returns", ())]
+            entry = returned[0] if len(returned) == 1 else None
+        if entry is None or entry.kind != "class":
+            return None
+        found.append(entry)
+    return found or None
+
+
 def effects(ctx: FileContext, entry: Entry, depth: int = 0) -> frozenset[str]:
     """What running `entry` does, through the project functions it calls (a class: its
     `__init__`)."""
@@ -889,17 +955,28 @@ def modes_left(ctx: FileContext, call: cst.Call) -> list[tuple[cst.BaseExpressio
 
 
 def evaluates_in_train_mode(ctx: FileContext, call: cst.Call) -> list[cst.BaseExpression]:
-    """The arguments that a call of a project evaluation function (named like one:
+    """The networks that a call of a project evaluation function (named like one:
     `evaluate(model, loader)`) runs under `no_grad()` / `inference_mode()` without ever
-    switching their mode (nor any mode, through the functions it calls)."""
-    entry = entry_for(ctx, call.func)
+    switching their mode (nor any mode, through the functions it calls): the arguments it
+    runs, and for a method (`trainer.validate()`, or `self.validate()` inherited from a base
+    class of another module) the attributes of its instance it runs (`trainer.net`)."""
+    entry = entry_for(ctx, call.func) or inherited_method(ctx, call.func)
     if entry is None or entry.kind != "function" or not an.name_says_evaluation(entry.name.rpartition(".")[2].lstrip(":")):
         return []
     done = effects(ctx, entry)
     if not {"grad_free", "enters_grad_free"} & done or {"sets_eval", "sets_train", "backward"} & done:
         return []
-    bound = _bound_arguments(entry.data.get("params", []), call)
-    return [bound[param] for param in entry.data.get("runs", ()) if param in bound]
+    params = entry.data.get("params", [])
+    instance = an.receiver(call) if params[:1] == ["self"] else None
+    bound = _bound_arguments(params[1:] if instance is not None else params, call)
+    found: list[cst.BaseExpression] = [bound[param] for param in entry.data.get("runs", ()) if param in bound]
+    if instance is not None:
+        found.extend(
+            cst.Attribute(value=instance, attr=cst.Name(run[5:]))
+            for run in entry.data.get("runs", ())
+            if run.startswith("self.")
+        )
+    return found
 
 
 def builds_frozen(ctx: FileContext, call: cst.Call) -> bool:

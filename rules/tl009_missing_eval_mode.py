@@ -19,11 +19,15 @@ class MissingEvalMode(Rule):
     calls `model.eval()` before it. Also finds the same evaluation written inline: a
     gradient-free loop over validation or test data inside a training loop that never calls
     `model.eval()`, or beside one in the same code (a final test after training, an
-    `if args.eval_only:` branch) that never calls it. And a call of another module's evaluation function that runs the model
+    `if args.eval_only:` branch) that never calls it; and a batch drawn from validation or
+    test data inside such a training loop (`xb, yb = next(iter(val_loader))` every N steps)
+    that the model runs without gradients or without back-propagating it. And a call of
+    another module's evaluation function (or of an evaluation method that the class
+    inherits from a base class of another module, `self.validate()`) that runs the model
     without gradients and never switches its mode, where the calling code trains the model
     and has not called `model.eval()` before it. The finding points at the function (the
-    evaluation block, or the call of the other module's function), where `model.eval()`
-    belongs.
+    evaluation block or drawn batch, or the call of the other module's function), where
+    `model.eval()` belongs.
 
     ## Why is this bad?
     `no_grad()` only turns off gradient tracking; it does not change how layers behave.
@@ -384,9 +388,64 @@ class MissingEvalMode(Rule):
                 optimizer.step()
             test()
         """,
+        # A periodic validation batch between model.eval() and model.train().
+        """
+        import torch
+        for step, (x, y) in enumerate(train_loader):
+            net.train()
+            optimizer.zero_grad()
+            criterion(net(x), y).backward()
+            optimizer.step()
+            if step % 50 == 0:
+                net.eval()
+                xb, yb = next(iter(valid_loader))
+                print(criterion(net(xb), yb).item())
+        """,
+        # A periodic validation batch through a network that eval mode does not change.
+        """
+        import torch
+        import torch.nn as nn
+        net = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 2))
+        for step, (x, y) in enumerate(train_loader):
+            optimizer.zero_grad()
+            criterion(net(x), y).backward()
+            optimizer.step()
+            if step % 50 == 0:
+                xb, yb = next(iter(valid_loader))
+                print(criterion(net(xb), yb).item())
+        """,
+        # A batch drawn from a held-out set that the loop back-propagates (meta-learning on
+        # it, not an evaluation), and one drawn from the training data.
+        """
+        import torch
+        heldout_iter = iter(dev_loader)
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            criterion(net(x), y).backward()
+            optimizer.step()
+            if use_meta:
+                xm, ym = next(heldout_iter)
+                xd, yd = next(iter(dev_loader))
+                meta_opt.zero_grad()
+                criterion(net(xd), yd).backward()
+                meta_opt.step()
+            extra_x, _ = next(iter(train_loader))
+            stats.update(net(extra_x))
+        """,
     ]
 
     INVALID = [
+        # Every N steps a validation batch goes through the network still in training mode.
+        """
+        import torch
+        for step, (x, y) in enumerate(train_loader):
+            optimizer.zero_grad()
+            criterion(net(x), y).backward()
+            optimizer.step()
+            if step % 50 == 0:
+                xb, yb = next(iter(valid_loader))  # expect: TL009
+                print(criterion(net(xb), yb).item())
+        """,
         # The final test after training, and an evaluation-only branch, in train mode.
         """
         import torch
@@ -737,17 +796,17 @@ class MissingEvalMode(Rule):
             # Reported on the function's name: the function is what needs `model.eval()`.
             yield self.report(func.name, finder.message(func, call, model), finder.fix(func, model))
         reported: set[int] = set()
-        inline = [(loop, call, True) for loop, call in finder.inline_evaluations()]
-        for loop, call, in_training in [*inline, *((loop, call, False) for loop, call in finder.standalone_evaluations())]:
-            if an.mode_free(ctx, an.model_key(an.called_module(call))):
+        for unmoded in an.training_evaluations(ctx).unmoded_evaluations():
+            if an.mode_free(ctx, an.model_key(an.called_module(unmoded.call))):
                 continue
-            evaluation = an.grad_free_statement(finder.idx, finder.imps, loop)
+            evaluation = an.grad_free_statement(finder.idx, finder.imps, unmoded.node)
             if id(evaluation) not in reported:  # a validation loop inside nested training loops
                 reported.add(id(evaluation))
-                message = finder.inline_message(loop, call, in_training)
-                yield self.report(evaluation, message, finder.inline_fix(evaluation, call))
+                fix = finder.inline_fix(evaluation, unmoded.call) if isinstance(unmoded.node, cst.For) else None
+                yield self.report(evaluation, finder.inline_message(unmoded), fix)
         for call, model in finder.project_evaluations():
-            if not an.mode_free(ctx, an.model_key(model)):
+            inherited_at = call if (an.dotted(model) or "").startswith("self.") else None
+            if not an.mode_free(ctx, an.model_key(model), inherited_at):
                 yield self.report(call, finder.project_message(call, model))
 
 
@@ -806,56 +865,6 @@ class _Finder:
                 return True
         return False
 
-    # -- an evaluation loop written inside the training loop --------------------------------
-
-    def inline_evaluations(self) -> Iterator[tuple[cst.For, cst.Call]]:
-        """A gradient-free loop over validation or test data, inside a training loop that never
-        switches to eval mode: `for x, y in val_loader: model(x)` under `torch.no_grad()`."""
-        for loop in self.train.training_loops(self.funcs):
-            if self.switches.reaches_eval(loop.body):
-                continue
-            scope = self.idx.scope(loop)
-            for inner in self.idx.within(loop.body, cst.For):
-                if self.idx.scope(inner) is not scope:
-                    continue
-                if not an.says_evaluation_data(an.last_name(an.unwrap_iterable(inner.iter))):
-                    continue
-                call = self._unmoded_call_in(inner, scope)
-                if call is not None:
-                    yield inner, call
-
-    def standalone_evaluations(self) -> Iterator[tuple[cst.For, cst.Call]]:
-        """A gradient-free loop over validation or test data beside a training loop in the
-        same code (a final test after training, an `if args.eval_only:` branch), where that
-        code never switches to eval mode: the model is in train mode there."""
-        training = self.train.training_loops(self.funcs)
-        scopes = {id(self.idx.scope(loop)): self.idx.scope(loop) for loop in training}
-        for scope in scopes.values():
-            if self.switches.reaches_eval(scope):
-                continue
-            if isinstance(scope, cst.FunctionDef) and _evaluation_name(scope.name.value, False):
-                continue
-            for loop in self.idx.within(scope, cst.For):
-                if self.idx.scope(loop) is not scope or any(self.idx.contains(t, loop) for t in training):
-                    continue
-                if not an.says_evaluation_data(an.last_name(an.unwrap_iterable(loop.iter))):
-                    continue
-                call = self._unmoded_call_in(loop, scope)
-                if call is not None:
-                    yield loop, call
-
-    def _unmoded_call_in(self, loop: cst.For, scope: cst.CSTNode) -> cst.Call | None:
-        for call in self.idx.within(loop.body, cst.Call):
-            if self.idx.scope(call) is not scope or not an.in_grad_free_block(self.idx, call, self.imps):
-                continue
-            model = an.called_module(call)
-            key = an.model_key(model)
-            if model is None or key is None or self.funcs.resolve(call) or self.imps.is_imported(model):
-                continue
-            if an.looks_like_model(key) and key in self.trained:
-                return call
-        return None
-
     # -- an evaluation function of another module ----------------------------------------
 
     def project_evaluations(self) -> Iterator[tuple[cst.Call, cst.BaseExpression]]:
@@ -883,10 +892,16 @@ class _Finder:
 
     # -- reporting ---------------------------------------------------------------------------
 
-    def inline_message(self, loop: cst.For, call: cst.Call, in_training: bool) -> str:
-        model = self.ctx.module.code_for_node(an.called_module(call))  # type: ignore[arg-type]
-        data = self.ctx.module.code_for_node(an.unwrap_iterable(loop.iter))
-        where = "in this training loop" if in_training else "in this code, which trains it"
+    def inline_message(self, found: an.UnmodedEvaluation) -> str:
+        model = self.ctx.module.code_for_node(an.called_module(found.call))  # type: ignore[arg-type]
+        data = self.ctx.module.code_for_node(found.data)
+        where = "in this training loop" if found.in_training else "in this code, which trains it"
+        if not found.grad_free:
+            return (
+                f"the batch drawn from `{data}` runs `{model}` while `{model}` is never put in eval mode {where}: "
+                f"dropout stays active and batch-norm uses batch statistics and moves its running averages with "
+                f"this data; call `{model}.eval()` before it and `{model}.train()` before training resumes"
+            )
         return (
             f"the evaluation over `{data}` runs `{model}` without gradients but `{model}` is never put in "
             f"eval mode {where}: dropout stays active and batch-norm uses batch statistics; "

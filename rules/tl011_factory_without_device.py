@@ -19,6 +19,8 @@ class FactoryWithoutDevice(Rule):
     or a function of another module of the folder whose result a layer's `forward` computes
     with: `x + sinusoid_table(n, d)`), or
     in a LightningModule's `training_step` / `validation_step` / `test_step` / `predict_step`,
+    or in any other function that creates its other tensors on an input's device
+    (`torch.zeros(n, device=scores.device)`: a helper of a structured layer or a loss),
     in a project that runs models on a device (the file itself, or another module of the
     project, such as the training script that moves a layer library's model to CUDA; or the
     file defines a LightningModule, which the Trainer places on its accelerator), when
@@ -489,9 +491,39 @@ class FactoryWithoutDevice(Rule):
                 return (output * mask * scale).sum()
         model = nn.Linear(4, 4).cuda()
         """,
+        # A helper that creates its tensors on its input's device, or like its input, and
+        # keeps a CPU index for selecting rows; and a host buffer filled by a copy.
+        """
+        import torch
+        class SpanScorer:
+            def score(self, emissions):
+                batch, steps = emissions.shape[:2]
+                keep = torch.ones(batch, steps, device=emissions.device).bool()
+                start = torch.zeros_like(emissions[..., 0])
+                rows = torch.arange(batch)
+                return emissions.masked_fill(~keep.unsqueeze(-1), 0.0)[rows].sum(1) + start
+        def to_host(t):
+            buf = torch.empty(t.size(), dtype=t.dtype, pin_memory=True)
+            buf.copy_(t, non_blocking=True)
+            return buf
+        model = Tagger().cuda()
+        """,
     ]
 
     INVALID = [
+        # A helper outside any module creates its other tensors on its input's device, but
+        # not this mask: on a GPU the mask meets the CUDA scores.
+        """
+        import torch
+        class SpanScorer:
+            def score(self, emissions):
+                batch, steps = emissions.shape[:2]
+                bonus = torch.linspace(0, 1, steps, device=emissions.device)
+                keep = torch.ones(batch, steps).bool()  # expect: TL011
+                keep[:, 0] = False
+                return emissions.masked_fill(~keep.unsqueeze(-1), 0.0).sum(1) + bonus.sum()
+        model = Tagger().cuda()
+        """,
         # a module-level helper that `forward` calls with its input
         """
         import torch

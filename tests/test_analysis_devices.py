@@ -171,3 +171,42 @@ class TestModuleLevelHelpers:
             """
         )
         assert not finder.reaches_device(arange)
+
+
+class TestDeviceFollowingFunctions:
+    """A function that creates tensors on an input's device is checked like a `forward`."""
+
+    SOURCE = """
+        import torch
+        class Chain:
+            def partition(self, potentials, lengths, scale=1.0):
+                chart = torch.zeros(potentials.shape, device=potentials.device)
+                steps = torch.arange(lengths.max().item(), device=lengths.device)
+                init = torch.ones(potentials.shape).bool()
+                return potentials.masked_fill(init, 0.0) + chart + steps.sum()
+            def shapes(self, potentials):
+                where = potentials.device
+                return torch.ones(potentials.shape, device=where), potentials.device
+        def host_copy(t):
+            buf = torch.empty(t.size())
+            buf.copy_(t)
+            return buf, t.device
+        """
+
+    def functions(self, finder: ForwardFactories) -> dict[str, cst.FunctionDef]:
+        return {f.name.value: f for f in finder.funcs.all}
+
+    def test_the_parameters_whose_device_new_tensors_take(self) -> None:
+        finder, _ = factories(self.SOURCE)
+        funcs = self.functions(finder)
+        assert finder.device_following(funcs["partition"]) == {"potentials", "lengths"}
+        # A device read through a local name, or only returned, says nothing about the inputs.
+        assert finder.device_following(funcs["shapes"]) == set()
+        assert finder.device_following(funcs["host_copy"]) == set()
+
+    def test_such_a_function_is_a_root_and_its_cpu_mask_meets_the_input(self) -> None:
+        finder, calls = factories(self.SOURCE)
+        roots = {f.name.value for f, _ in finder.forwards()}
+        assert roots == {"partition"}
+        reaching = [c for c in calls if finder.reaches_device(c)]
+        assert [an.callee_name(c) for c in reaching] == ["ones"]

@@ -31,7 +31,8 @@ most once per file, through `FileContext.analysis`.
 - `synchronization`: which calls queue CUDA work and which wait for it; implicit host reads.
 - `iterations`: what one iteration of a loop runs, through local calls, and in which order;
   the loops that train, and what gives each iteration fresh gradients.
-- `training_evaluations`: evaluation code in training, layers frozen in eval mode on purpose.
+- `training_evaluations`: evaluation code in training, layers frozen in eval mode on purpose;
+  evaluation passes written in training code that leave the network in training mode.
 - `freezing`: networks whose parameters are frozen, or kept out of training by what they are.
 - `gradients`: whose gradients a clear empties, which parameters an optimizer updates.
 - `totals`: running totals kept across the iterations of a loop.
@@ -281,6 +282,8 @@ from torchlint.rules._analysis.freezing import (
 from torchlint.rules._analysis.training_evaluations import (
     TrainingEvaluations as TrainingEvaluations,
     training_evaluations as training_evaluations,
+    UnmodedEvaluation as UnmodedEvaluation,
+    drawn_batch as drawn_batch,
 )
 from torchlint.rules._analysis.gradients import (
     cleared_object as cleared_object,

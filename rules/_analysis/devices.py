@@ -190,8 +190,10 @@ class ForwardFactories:
 
     def forwards(self) -> Iterator[tuple[cst.FunctionDef, list[cst.FunctionDef]]]:
         """Each module class's `forward` (and a LightningModule's step hooks) with the methods
-        and module-level functions of this file it runs; and each module-level function that
-        a layer's `forward` in another module of this folder calls, with what it runs."""
+        and module-level functions of this file it runs; each module-level function that a
+        layer's `forward` in another module of this folder calls, with what it runs; and each
+        other function that creates tensors on its inputs' device (`device_following`), alone."""
+        covered: set[int] = set()
         for name, methods in self.funcs.methods.items():
             if not self.is_module_class(name):
                 continue
@@ -199,13 +201,36 @@ class ForwardFactories:
             for root in roots:
                 method = methods.get(root)
                 if method is not None:
-                    yield method, self._methods_run_by(method)
+                    run = self._methods_run_by(method)
+                    covered.update(id(f) for f in run)
+                    yield method, run
         top_level = {f.name.value: f for f in self.funcs.all if self.funcs.enclosing_class(f) is None}
         for name, positions in sm.called_from_methods(self.ctx, ("forward",)).items():
             func = top_level.get(name)
             if func is not None and self.idx.scope(func) is self.ctx.module:
                 self._run_by_other_forwards[id(func)] = set(positions)
-                yield func, self._methods_run_by(func)
+                run = self._methods_run_by(func)
+                covered.update(id(f) for f in run)
+                yield func, run
+        for func in self.funcs.all:
+            if id(func) not in covered and self.device_following(func):
+                yield func, [func]
+
+    def device_following(self, func: cst.FunctionDef) -> set[str]:
+        """The parameters of `func` on whose device its own code creates tensors (`torch.zeros(n,
+        device=scores.device)`): tensors that may live on a GPU, since the author places new
+        tensors where they are. A helper of a structured layer or a loss that nothing in this
+        file runs from a `forward` is written to run on its inputs' device all the same."""
+        params = {p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)}
+        found: set[str] = set()
+        for call in self.idx.within(func, cst.Call):
+            if self.idx.scope(call) is not func or self.imps.callee(call) not in FACTORIES:
+                continue
+            device = keyword(call, "device")
+            value = device.value if device is not None else None
+            if isinstance(value, cst.Attribute) and value.attr.value == "device" and isinstance(value.value, cst.Name):
+                found.add(value.value.value)
+        return found & params - {"self", "cls"}
 
     def _mixed_by_others(self) -> frozenset[str]:
         if self._mixed_by_other_forwards is None:
@@ -581,7 +606,7 @@ class ForwardFactories:
             return "Tensor" in self.ctx.module.code_for_node(annotation.annotation)
         if _scalar_default(param):
             return False
-        if func.name.value == "forward":
+        if func.name.value == "forward" or name in self.device_following(func):
             return True
         if id(func) in self._run_by_other_forwards:
             positional_names = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]

@@ -128,15 +128,18 @@ def mode_owned_elsewhere(funcs: Functions, imps: Imports, func: cst.FunctionDef)
     return False
 
 
-def mode_free(ctx: FileContext, key: str | None) -> bool:
+def mode_free(ctx: FileContext, key: str | None, inherited_at: cst.CSTNode | None = None) -> bool:
     """Every network that `key` is built as (`model = Net(...)`, through `.to(device)` and
     DataParallel wrappers) is a class of this file or of the project with no layer that
-    behaves differently in eval mode: `eval()` would change nothing. Unknown: False."""
+    behaves differently in eval mode: `eval()` would change nothing. With `inherited_at` (a
+    node where `self.<key>` runs) and nothing in this file building `key`, the classes that
+    the project base classes of the class around it build `self.<key>` with. Unknown: False."""
     if key is None:
         return False
     built = [a.value for a in index(ctx).nodes(cst.Assign) if any(model_key(t.target) == key for t in a.targets)]
     if not built:
-        return False
+        inherited = sm.inherited_attribute_classes(ctx, inherited_at, key) if inherited_at is not None else None
+        return inherited is not None and all(sm.class_mode_free(ctx, entry) for entry in inherited)
     for value in built:
         while isinstance(value, cst.Call) and method_name(value) in _PLACEMENT:
             value = receiver(value)  # type: ignore[assignment]
