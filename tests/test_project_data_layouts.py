@@ -5,23 +5,15 @@ loader reseeded through another module's helper."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-from torchlint import api
-from torchlint.config import Config
+from project_support import check, findings, write_project
+
 from torchlint.finding import Finding
 
 
 def project(root: Path, files: dict[str, str]) -> list[Finding]:
-    """Write `files` under `root` and check them as one project."""
-    for name, source in files.items():
-        (root / name).write_text(textwrap.dedent(source))
-    return api.check_paths([root], Config(), cwd=root, jobs=1, cache_dir=None).findings
-
-
-def found(findings: list[Finding], code: str) -> list[tuple[str, int]]:
-    return [(Path(f.filename).name, f.line) for f in findings if f.code == code]
+    return check(write_project(root, files)).findings
 
 
 MODELS = """
@@ -50,14 +42,14 @@ def reply_on_device(name, prompt):
 
 
 def test_a_tokenizer_output_fed_to_a_model_another_module_moved(tmp_path: Path) -> None:
-    findings = project(tmp_path, {"models.py": MODELS, "chat.py": CHAT})
-    assert found(findings, "TL012") == [("chat.py", 9)]
-    (finding,) = [f for f in findings if f.code == "TL012"]
+    found = project(tmp_path, {"models.py": MODELS, "chat.py": CHAT})
+    assert findings(found, "TL012") == [("chat.py", 9, "TL012")]
+    (finding,) = [f for f in found if f.code == "TL012"]
     assert "`ids`" in finding.message and "`load_lm()`" in finding.message
 
 
 def test_alone_the_chat_module_does_not_know_the_model_is_moved(tmp_path: Path) -> None:
-    assert found(project(tmp_path, {"chat.py": CHAT}), "TL012") == []
+    assert findings(project(tmp_path, {"chat.py": CHAT}), "TL012") == []
 
 
 DATA = """
@@ -103,13 +95,12 @@ def main(ds, model, opt, epochs):
 
 
 def test_a_generator_cycling_another_module_s_distributed_loader(tmp_path: Path) -> None:
-    findings = project(tmp_path, {"data.py": DATA, "train.py": CYCLING})
+    found = project(tmp_path, {"data.py": DATA, "train.py": CYCLING})
     # The data module's sampler too: no module of the project gives it the epoch.
-    assert found(findings, "TL014") == [("data.py", 5), ("train.py", 6)]
-    (cycled,) = [f for f in findings if f.code == "TL014" and f.filename.endswith("train.py")]
+    assert findings(found, "TL014") == [("data.py", 5, "TL014"), ("train.py", 6, "TL014")]
+    (cycled,) = [f for f in found if f.code == "TL014" and f.filename.endswith("train.py")]
     assert "`while True`" in cycled.message and "`train_loader.sampler.set_epoch(passes)`" in cycled.message
 
 
 def test_the_epoch_set_through_another_module_s_helper(tmp_path: Path) -> None:
-    findings = project(tmp_path, {"data.py": DATA, "seeds.py": SEEDS, "train.py": RESEEDED})
-    assert found(findings, "TL014") == []
+    assert findings(project(tmp_path, {"data.py": DATA, "seeds.py": SEEDS, "train.py": RESEEDED}), "TL014") == []

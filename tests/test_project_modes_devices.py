@@ -4,11 +4,9 @@ or train a network whose layers eval mode does not change."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-from torchlint import api
-from torchlint.config import Config
+from project_support import check, findings, write_project
 
 BASE = """
 import torch
@@ -72,23 +70,19 @@ def tl009(
     base_switch: str = "",
     subclass_switch: str = "",
     layer: str = "nn.BatchNorm1d(256), ",
-) -> list[tuple[str, int]]:
-    (root / "pyproject.toml").write_text("")
-    (root / "learners").mkdir()
-    (root / "learners" / "__init__.py").write_text("")
+) -> list[tuple[str, int, str]]:
     files = {
+        "pyproject.toml": "",
+        "learners/__init__.py": "",
         "learners/base.py": BASE.format(builder=builder, switch=base_switch),
         "learners/mixup.py": SUBCLASS.format(switch=subclass_switch),
         "nets.py": NETS.format(layer=layer),
     }
-    for name, text in files.items():
-        (root / name).write_text(textwrap.dedent(text))
-    result = api.check_paths([root], Config(), cwd=root, jobs=1)
-    return sorted((Path(f.filename).name, f.line) for f in result.findings if f.code == "TL009")
+    return findings(check(write_project(root, files)), "TL009")
 
 
 def test_an_inherited_evaluation_method_runs_the_trained_network_in_train_mode(tmp_path: Path) -> None:
-    assert tl009(tmp_path) == [("mixup.py", 15)]
+    assert tl009(tmp_path) == [("learners/mixup.py", 15, "TL009")]
 
 
 def test_the_inherited_method_that_switches_to_eval_is_enough(tmp_path: Path) -> None:
@@ -105,11 +99,11 @@ def test_a_network_without_mode_dependent_layers_needs_no_eval(tmp_path: Path) -
 
 
 def test_a_network_with_dropout_built_in_the_base_class_needs_eval(tmp_path: Path) -> None:
-    assert tl009(tmp_path, layer="nn.Dropout(0.1), ") == [("mixup.py", 15)]
+    assert tl009(tmp_path, layer="nn.Dropout(0.1), ") == [("learners/mixup.py", 15, "TL009")]
 
 
 def test_a_network_the_base_class_builds_from_an_unknown_library_is_not_mode_free(tmp_path: Path) -> None:
-    assert tl009(tmp_path, builder="torchvision.models.resnet18()") == [("mixup.py", 15)]
+    assert tl009(tmp_path, builder="torchvision.models.resnet18()") == [("learners/mixup.py", 15, "TL009")]
 
 
 CHAIN = """
@@ -145,18 +139,18 @@ model = Tagger().cuda()
 """
 
 
-def tl011(root: Path, start: str) -> list[tuple[str, int]]:
-    (root / "pyproject.toml").write_text("")
-    (root / "lattice").mkdir()
-    (root / "lattice" / "__init__.py").write_text("")
-    (root / "lattice" / "chain.py").write_text(textwrap.dedent(CHAIN.format(start=start)))
-    (root / "tagger.py").write_text(textwrap.dedent(TAGGER))
-    result = api.check_paths([root], Config(), cwd=root, jobs=1)
-    return sorted((Path(f.filename).name, f.line) for f in result.findings if f.code == "TL011")
+def tl011(root: Path, start: str) -> list[tuple[str, int, str]]:
+    files = {
+        "pyproject.toml": "",
+        "lattice/__init__.py": "",
+        "lattice/chain.py": CHAIN.format(start=start),
+        "tagger.py": TAGGER,
+    }
+    return findings(check(write_project(root, files)), "TL011")
 
 
 def test_a_helper_of_another_module_that_places_its_tensors_but_one(tmp_path: Path) -> None:
-    assert tl011(tmp_path, "torch.eye(n, k).bool()") == [("chain.py", 9)]
+    assert tl011(tmp_path, "torch.eye(n, k).bool()") == [("lattice/chain.py", 9, "TL011")]
 
 
 def test_the_same_mask_made_like_the_input_is_placed(tmp_path: Path) -> None:
