@@ -401,15 +401,31 @@ class CachingAllocator:
         block.allocated = True
         block.requested = requested
         current, peak, peak_all, allocated = self._current, self._peak, self._peak_all, self._allocated
-        for base, amount in ((_ALLOCATION, 1), (_REQUESTED_BYTES, requested), (_ALLOCATED_BYTES, block.size)):
-            i = base + pool
-            total = current[i] = current[i] + amount
-            if total > peak[i]:
-                peak[i] = total
-            allocated[i] += amount
-            total = current[base] + current[base + 1]
-            if total > peak_all[base]:
-                peak_all[base] = total
+        i = _ALLOCATION + pool
+        total = current[i] = current[i] + 1
+        if total > peak[i]:
+            peak[i] = total
+        allocated[i] += 1
+        total = current[_ALLOCATION] + current[_ALLOCATION + 1]
+        if total > peak_all[_ALLOCATION]:
+            peak_all[_ALLOCATION] = total
+        i = _REQUESTED_BYTES + pool
+        total = current[i] = current[i] + requested
+        if total > peak[i]:
+            peak[i] = total
+        allocated[i] += requested
+        total = current[_REQUESTED_BYTES] + current[_REQUESTED_BYTES + 1]
+        if total > peak_all[_REQUESTED_BYTES]:
+            peak_all[_REQUESTED_BYTES] = total
+        granted = block.size  # the whole block when it was not split
+        i = _ALLOCATED_BYTES + pool
+        total = current[i] = current[i] + granted
+        if total > peak[i]:
+            peak[i] = total
+        allocated[i] += granted
+        total = current[_ALLOCATED_BYTES] + current[_ALLOCATED_BYTES + 1]
+        if total > peak_all[_ALLOCATED_BYTES]:
+            peak_all[_ALLOCATED_BYTES] = total
         return block
 
     # --- free --------------------------------------------------------------------------
