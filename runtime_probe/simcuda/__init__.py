@@ -87,8 +87,9 @@ def _device_guard() -> Any:
 
     import torch
 
-    class DeviceGuard(torch._C._acc.DeviceGuard):  # type: ignore[misc]  # torch._C._acc has no stubs
-        type_ = itertools.repeat(torch._C._autograd.DeviceType.PrivateUse1).__next__
+    class DeviceGuard(torch._C._acc.DeviceGuard):
+        # The stubs type `type_` as returning a device; C++ takes a DeviceType.
+        type_ = itertools.repeat(torch._C._autograd.DeviceType.PrivateUse1).__next__  # type: ignore[assignment]
 
     return DeviceGuard()
 
