@@ -87,10 +87,22 @@ def torture_on_cuda() -> str:
     return (proc.stdout + proc.stderr).strip().splitlines()[-1] if (proc.stdout + proc.stderr).strip() else f"exit {proc.returncode}"
 
 
+def replay_snapshot(snapshot: dict[str, Any], total_memory: int, expandable: bool) -> dict[str, Any]:
+    """A `torch.cuda.memory._snapshot()` (device 0's trace) replayed through the allocator
+    model of a device of `total_memory` bytes: reserved bytes, real and model."""
+    from torchlint.runtime_probe.simcuda.allocator import AllocatorConfig, CachingAllocator, replay
+
+    result = replay(snapshot["device_traces"][0], CachingAllocator(AllocatorConfig(total_memory, None, expandable)))
+    return {
+        "allocations": result.allocations,
+        "real_reserved_mib": round(result.real_reserved / MIB, 1),
+        "model_reserved_mib": round(result.model_reserved / MIB, 1),
+        "max_difference_mib": round(result.max_difference / MIB, 1),
+    }
+
+
 def compare_memory() -> list[dict[str, Any]]:
     import torch
-
-    from torchlint.runtime_probe.simcuda.allocator import AllocatorConfig, CachingAllocator, replay
 
     total = torch.cuda.get_device_properties(0).total_memory
     rows = []
@@ -102,18 +114,7 @@ def compare_memory() -> list[dict[str, Any]]:
                 subprocess.run([sys.executable, "-W", "ignore", "-c", RECORD, str(snapshot_file), str(SIM / f"{name}.py")], check=True, env=env, timeout=600, capture_output=True)
                 with open(snapshot_file, "rb") as handle:
                     snapshot = pickle.load(handle)
-            trace = snapshot["device_traces"][0]
-            result = replay(trace, CachingAllocator(AllocatorConfig(total, None, expandable)))
-            rows.append(
-                {
-                    "script": name,
-                    "expandable_segments": expandable,
-                    "allocations": result.allocations,
-                    "real_reserved_mib": round(result.real_reserved / MIB, 1),
-                    "model_reserved_mib": round(result.model_reserved / MIB, 1),
-                    "max_difference_mib": round(result.max_difference / MIB, 1),
-                }
-            )
+            rows.append({"script": name, "expandable_segments": expandable, **replay_snapshot(snapshot, total, expandable)})
     return rows
 
 

@@ -174,3 +174,29 @@ def test_replaying_the_models_own_trace_matches_exactly() -> None:
     result = replay(trace, CachingAllocator())
     assert result.allocations == sum(1 for e in trace if e["action"] == "alloc")
     assert result.max_difference == 0 and result.model_reserved == result.real_reserved == source.total_reserved
+
+
+def test_statistics_after_a_reset_count_only_what_follows_and_pools_add_up() -> None:
+    """The totals and "freed" are derived from per-pool numbers (the hot path updates
+    fewer): after `reset_accumulated()`, allocated and freed count only what follows,
+    and every total is its pools' sum, its peak between their largest and their sum."""
+    allocator = CachingAllocator()
+    small, large = allocator.malloc(1000), allocator.malloc(3 * MIB)
+    allocator.free(small)
+    allocator.reset_accumulated()
+    again = allocator.malloc(2000)
+    allocator.free(again)
+    allocator.free(large)
+    stats = allocator.memory_stats()
+    assert (stats["allocation.all.allocated"], stats["allocation.all.freed"]) == (1, 2)
+    assert (stats["allocated_bytes.small_pool.allocated"], stats["allocated_bytes.small_pool.freed"]) == (2048, 2048)
+    assert (stats["allocated_bytes.large_pool.allocated"], stats["allocated_bytes.large_pool.freed"]) == (0, 3 * MIB)
+    assert stats["allocated_bytes.all.current"] == 0 and stats["allocated_bytes.all.peak"] == 2048 + 3 * MIB
+    names = {key.split(".")[0] for key in stats if key.count(".") == 2}
+    for name in names:
+        for kind in ("current", "allocated", "freed"):
+            assert stats[f"{name}.all.{kind}"] == stats[f"{name}.small_pool.{kind}"] + stats[f"{name}.large_pool.{kind}"], (name, kind)
+        pools = (stats[f"{name}.small_pool.peak"], stats[f"{name}.large_pool.peak"])
+        assert max(pools) <= stats[f"{name}.all.peak"] <= sum(pools), name
+    allocator.reset_peak()
+    assert allocator.memory_stats()["allocated_bytes.all.peak"] == 0

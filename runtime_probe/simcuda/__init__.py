@@ -78,6 +78,22 @@ class _BackendModule:
         return None
 
 
+def _device_guard() -> Any:
+    """The simulated device's guard. C++ asks it for its device type whenever it reads or
+    sets the current device or stream (about twice per operator, more in backward), and
+    the only method it looks up in Python is `type_`: a C callable returning the
+    constant answers without a Python frame each time."""
+    import itertools
+
+    import torch
+
+    class DeviceGuard(torch._C._acc.DeviceGuard):
+        # The stubs type `type_` as returning a device; C++ takes a DeviceType.
+        type_ = itertools.repeat(torch._C._autograd.DeviceType.PrivateUse1).__next__  # type: ignore[assignment]
+
+    return DeviceGuard()
+
+
 def _backend_kernels(libraries: list[Any]) -> None:
     """A Python kernel per operator on the CUDA and PrivateUse1 keys: factories with
     `device="cuda"` and C++ code building tensors from a simulated tensor's options land
@@ -134,7 +150,7 @@ def install(total_memory: int = DEFAULT_MEMORY) -> None:
 
     max_split, expandable = parse_alloc_conf(os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""))
     STATE.memory = MemoryTracker(AllocatorConfig(total_memory, max_split, expandable))
-    _setup_privateuseone_for_python_backend(tensor.NAME, backend_module=_BackendModule())
+    _setup_privateuseone_for_python_backend(tensor.NAME, backend_module=_BackendModule(), device_guard=_device_guard())
     tensor.configure(RuleBook(load_rules(torch.__version__)))
     fallback = torch.library.Library("_", "IMPL")  # type: ignore[no-untyped-call]  # torch.library.Library is unannotated
     for key in ("CUDA", "PrivateUse1"):

@@ -23,7 +23,6 @@ trustworthy part.
 from __future__ import annotations
 
 import bisect
-import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -36,6 +35,10 @@ MIN_LARGE_ALLOC = 10 * MIB
 ROUND_LARGE = 2 * MIB
 # Large enough that an expandable segment never runs out of address space.
 _EXPANDABLE_SPAN = 1 << 50
+# A free block's place in its pool's free list is the one integer size << _ADDRESS_BITS |
+# address: ordered by (size, address) as the C++ set is, compared in C. Addresses stay
+# below 2**_ADDRESS_BITS (checked where segments are placed).
+_ADDRESS_BITS = 64
 POOLS = ("small_pool", "large_pool")
 STAT_NAMES = (
     "allocation",
@@ -67,7 +70,6 @@ class Block:
     requested: int = 0
     prev: Block | None = field(default=None, repr=False)
     next: Block | None = field(default=None, repr=False)
-    serial: int = field(default_factory=itertools.count().__next__)
 
     @property
     def is_split(self) -> bool:
@@ -75,11 +77,15 @@ class Block:
 
 
 # Statistics live in flat lists (every allocation and free updates several: this is the
-# simulator's hot path), at a statistic's base + 0 (all), 1 (small pool), 2 (large pool).
-# With no stream delays modelled (`record_stream`), a block is active exactly while it is
-# allocated: the active statistics are the allocation ones, kept once.
+# simulator's hot path), per pool at a statistic's base + 0 (small pool) or + 1 (large
+# pool). What `memory_stats()` reports is derived from them exactly: a total ("all") is
+# the sum of the pools, except the total's peak, kept on its own; "freed" is what was
+# added since the last reset, less what is left of it (allocated - current + current at
+# the reset), so a free only lowers one number per statistic. With no stream delays
+# modelled (`record_stream`), a block is active exactly while it is allocated: the
+# active statistics are the allocation ones, kept once.
 _KEPT = [name for name in STAT_NAMES if name not in ("active", "active_bytes")]
-_BASE = {name: 3 * i for i, name in enumerate(_KEPT)}
+_BASE = {name: 2 * i for i, name in enumerate(_KEPT)}
 _BASE.update(active=_BASE["allocation"], active_bytes=_BASE["allocated_bytes"])
 _ALLOCATION, _SEGMENT, _INACTIVE_SPLIT, _ALLOCATED_BYTES, _RESERVED_BYTES, _INACTIVE_SPLIT_BYTES, _REQUESTED_BYTES = (_BASE[name] for name in _KEPT)
 
@@ -130,12 +136,16 @@ class CachingAllocator:
         self.capacity = config.total_memory
         self.max_split: float = config.max_split_size_mb * MIB if config.max_split_size_mb else math.inf
         self.expandable = config.expandable_segments
-        self._free: dict[bool, list[tuple[int, int, int, Block]]] = {True: [], False: []}
-        size = 3 * len(_KEPT)
+        # Per pool (small: True), the sorted keys of its free blocks; and key -> block.
+        self._free: dict[bool, list[int]] = {True: [], False: []}
+        self._free_block: dict[int, Block] = {}
+        size = 2 * len(_KEPT)
         self._current = [0] * size
         self._peak = [0] * size
+        # At a statistic's base: the peak of its total.
+        self._peak_all = [0] * size
         self._allocated = [0] * size
-        self._freed = [0] * size
+        self._current_at_reset = [0] * size
         self.num_alloc_retries = 0
         self.num_ooms = 0
         self.num_device_alloc = 0
@@ -147,40 +157,42 @@ class CachingAllocator:
     # --- bookkeeping -------------------------------------------------------------------
 
     def _count(self, small: bool, *changes: tuple[int, int]) -> None:
-        """Apply (statistic, amount) changes to the totals and to the block's pool."""
-        current = self._current
-        pool = 1 if small else 2
+        """Apply (statistic, amount) changes to the block's pool."""
+        pool = 0 if small else 1
         for base, amount in changes:
-            i = base + pool
             if amount >= 0:
-                peak, allocated = self._peak, self._allocated
-                total = current[base] = current[base] + amount
-                if total > peak[base]:
-                    peak[base] = total
-                total = current[i] = current[i] + amount
-                if total > peak[i]:
-                    peak[i] = total
-                allocated[base] += amount
-                allocated[i] += amount
+                self._grow(base, pool, amount)
             else:
-                freed = self._freed
-                current[base] += amount
-                current[i] += amount
-                freed[base] -= amount
-                freed[i] -= amount
+                self._current[base + pool] += amount
+
+    def _grow(self, base: int, pool: int, amount: int) -> None:
+        """Add `amount` (>= 0) to a statistic of a pool (0: small, 1: large)."""
+        current = self._current
+        i = base + pool
+        total = current[i] = current[i] + amount
+        if total > self._peak[i]:
+            self._peak[i] = total
+        self._allocated[i] += amount
+        total = current[base] + current[base + 1]
+        if total > self._peak_all[base]:
+            self._peak_all[base] = total
 
     def _insert(self, block: Block) -> None:
-        bisect.insort(self._free[block.small], (block.size, block.addr, block.serial, block))
+        key = block.size << _ADDRESS_BITS | block.addr
+        bisect.insort(self._free[block.small], key)
+        self._free_block[key] = block
 
     def _remove(self, block: Block) -> None:
         free = self._free[block.small]
-        i = bisect.bisect_left(free, (block.size, block.addr, block.serial))
-        if i >= len(free) or free[i][3] is not block:
+        key = block.size << _ADDRESS_BITS | block.addr
+        i = bisect.bisect_left(free, key)
+        if i >= len(free) or free[i] != key or self._free_block[key] is not block:
             raise AssertionError("allocator model: free list out of order")
-        free.pop(i)
+        del free[i]
+        del self._free_block[key]
 
     def free_blocks(self) -> list[Block]:
-        return [entry[3] for small in (True, False) for entry in self._free[small]]
+        return [self._free_block[key] for small in (True, False) for key in self._free[small]]
 
     def segments_of(self, live: list[Block]) -> list[list[Block]]:
         """Every segment that holds a free block or one of `live`."""
@@ -206,7 +218,7 @@ class CachingAllocator:
         """A block for `nbytes`; None for an empty request. Raises OutOfMemory."""
         if nbytes <= 0:
             return None
-        size = round_size(nbytes)
+        size = MIN_BLOCK if nbytes < MIN_BLOCK else MIN_BLOCK * ((nbytes + MIN_BLOCK - 1) // MIN_BLOCK)  # round_size
         small = size <= SMALL_SIZE
         block = self._find_free(small, size)
         if block is None:
@@ -219,8 +231,8 @@ class CachingAllocator:
             block = self._new_block(small, size)
         if block is None:
             self.num_ooms += 1
-            allocated = self._current[_BASE["allocated_bytes"]]
-            reserved = self._current[_BASE["reserved_bytes"]]
+            allocated = self.current("allocated_bytes")
+            reserved = self.current("reserved_bytes")
             raise OutOfMemory(
                 f"CUDA out of memory. Tried to allocate {format_bytes(segment_size(size))}. GPU 0 has a total "
                 f"capacity of {format_bytes(self.capacity)} of which {format_bytes(self.capacity - self.total_reserved)} "
@@ -231,15 +243,16 @@ class CachingAllocator:
 
     def _find_free(self, small: bool, size: int) -> Block | None:
         free = self._free[small]
-        i = bisect.bisect_left(free, (size, -1, -1))
+        i = bisect.bisect_left(free, size << _ADDRESS_BITS)
         if self.expandable:
             # Best fit, but a block that can still grow into unmapped space comes last.
             fallback = None
-            for entry in free[i:]:
-                block = entry[3]
-                growable = block.next is not None and not block.next.mapped
-                if not growable:
-                    self._remove(block)
+            for j in range(i, len(free)):
+                block = self._free_block[free[j]]
+                following = block.next
+                if following is None or following.mapped:
+                    del self._free_block[free[j]]
+                    del free[j]
                     return block
                 fallback = fallback or block
             if fallback is not None:
@@ -247,12 +260,14 @@ class CachingAllocator:
             return fallback
         if i == len(free):
             return None
-        block = free[i][3]
+        key = free[i]
+        block = self._free_block[key]
         if size < self.max_split <= block.size:
             return None
         if size >= self.max_split and block.size >= size + LARGE_BUFFER:
             return None
-        free.pop(i)
+        del free[i]
+        del self._free_block[key]
         return block
 
     def _new_block(self, small: bool, size: int) -> Block | None:
@@ -263,6 +278,8 @@ class CachingAllocator:
             return None
         block = Block(self._next_addr, nbytes, small)
         self._next_addr += nbytes + (1 << 30)
+        if self._next_addr >= 1 << _ADDRESS_BITS:
+            raise AssertionError("allocator model: out of simulated address space")
         self.total_reserved += nbytes
         self._count(small, (_SEGMENT, 1), (_RESERVED_BYTES, nbytes))
         self.num_device_alloc += 1
@@ -274,6 +291,8 @@ class CachingAllocator:
             base = (self._next_addr // LARGE_BUFFER + 1) * LARGE_BUFFER
             head = Block(base, _EXPANDABLE_SPAN, small, expandable=True, mapped=False)
             self._next_addr = base + 2 * _EXPANDABLE_SPAN
+            if self._next_addr >= 1 << _ADDRESS_BITS:
+                raise AssertionError("allocator model: out of simulated address space")
             self._expandable_head[small] = head
         # The lowest unmapped block, with its free mapped predecessor, that has room.
         candidate = None
@@ -352,35 +371,61 @@ class CachingAllocator:
             if self._expandable_head.get(block.small) is neighbour:
                 self._expandable_head[block.small] = block
 
-    def _should_split(self, block: Block, size: int) -> bool:
-        remaining = block.size - size
-        if block.small or self.expandable:
-            return remaining >= MIN_BLOCK
-        return size < self.max_split and remaining > SMALL_SIZE
-
     def _use(self, block: Block, size: int, requested: int) -> Block:
-        was_split = block.is_split
-        # Counted in one call: this runs for every simulated allocation.
-        changes = [(_ALLOCATION, 1), (_REQUESTED_BYTES, requested)]
-        if self._should_split(block, size):
-            rest = Block(block.addr + size, block.size - size, block.small, expandable=block.expandable)
-            rest.prev, rest.next = block, block.next
-            if block.next is not None:
-                block.next.prev = rest
+        # Every simulated allocation runs this: the splitting rules and the statistics
+        # are written out here rather than called (`should_split`, `_insert`, `_grow`).
+        small, expandable = block.small, block.expandable
+        pool = 0 if small else 1
+        following = block.next
+        was_split = block.prev is not None or following is not None
+        remaining = block.size - size
+        if remaining >= MIN_BLOCK if small or self.expandable else size < self.max_split and remaining > SMALL_SIZE:
+            rest = Block(block.addr + size, remaining, small, expandable)
+            rest.prev, rest.next = block, following
+            if following is not None:
+                following.prev = rest
             block.next = rest
             block.size = size
-            self._insert(rest)
-            if not block.expandable:
+            key = remaining << _ADDRESS_BITS | rest.addr
+            bisect.insort(self._free[small], key)
+            self._free_block[key] = rest
+            if not expandable:
                 if was_split:
-                    changes.append((_INACTIVE_SPLIT_BYTES, -size))
+                    self._current[_INACTIVE_SPLIT_BYTES + pool] -= size
                 else:
-                    changes += ((_INACTIVE_SPLIT_BYTES, rest.size), (_INACTIVE_SPLIT, 1))
-        elif was_split and not block.expandable:
-            changes += ((_INACTIVE_SPLIT_BYTES, -block.size), (_INACTIVE_SPLIT, -1))
+                    self._grow(_INACTIVE_SPLIT_BYTES, pool, remaining)
+                    self._grow(_INACTIVE_SPLIT, pool, 1)
+        elif was_split and not expandable:
+            self._current[_INACTIVE_SPLIT_BYTES + pool] -= block.size
+            self._current[_INACTIVE_SPLIT + pool] -= 1
         block.allocated = True
         block.requested = requested
-        changes.append((_ALLOCATED_BYTES, block.size))
-        self._count(block.small, *changes)
+        current, peak, peak_all, allocated = self._current, self._peak, self._peak_all, self._allocated
+        i = _ALLOCATION + pool
+        total = current[i] = current[i] + 1
+        if total > peak[i]:
+            peak[i] = total
+        allocated[i] += 1
+        total = current[_ALLOCATION] + current[_ALLOCATION + 1]
+        if total > peak_all[_ALLOCATION]:
+            peak_all[_ALLOCATION] = total
+        i = _REQUESTED_BYTES + pool
+        total = current[i] = current[i] + requested
+        if total > peak[i]:
+            peak[i] = total
+        allocated[i] += requested
+        total = current[_REQUESTED_BYTES] + current[_REQUESTED_BYTES + 1]
+        if total > peak_all[_REQUESTED_BYTES]:
+            peak_all[_REQUESTED_BYTES] = total
+        granted = block.size  # the whole block when it was not split
+        i = _ALLOCATED_BYTES + pool
+        total = current[i] = current[i] + granted
+        if total > peak[i]:
+            peak[i] = total
+        allocated[i] += granted
+        total = current[_ALLOCATED_BYTES] + current[_ALLOCATED_BYTES + 1]
+        if total > peak_all[_ALLOCATED_BYTES]:
+            peak_all[_ALLOCATED_BYTES] = total
         return block
 
     # --- free --------------------------------------------------------------------------
@@ -390,24 +435,41 @@ class CachingAllocator:
             return
         block.allocated = False
         size = block.size
+        small, mapped = block.small, block.mapped
+        free, free_block = self._free[small], self._free_block
         split_blocks = split_bytes = 0
         for neighbour in (block.prev, block.next):
-            if neighbour is not None and not neighbour.allocated and neighbour.mapped == block.mapped:
-                self._remove(neighbour)
+            if neighbour is not None and not neighbour.allocated and neighbour.mapped == mapped:
+                # `_remove(neighbour)`, written out: every free of a split block runs it.
+                key = neighbour.size << _ADDRESS_BITS | neighbour.addr
+                i = bisect.bisect_left(free, key)
+                if i >= len(free) or free[i] != key or free_block[key] is not neighbour:
+                    raise AssertionError("allocator model: free list out of order")
+                del free[i]
+                del free_block[key]
                 split_blocks -= 1
                 split_bytes -= neighbour.size
                 self._absorb(block, neighbour)
-        self._insert(block)
-        if block.is_split:
+        key = block.size << _ADDRESS_BITS | block.addr
+        bisect.insort(free, key)
+        free_block[key] = block
+        if block.prev is not None or block.next is not None:
             split_blocks += 1
             split_bytes += block.size
-        changes = [(_ALLOCATION, -1), (_ALLOCATED_BYTES, -size), (_REQUESTED_BYTES, -block.requested)]
+        pool = 0 if small else 1
+        current = self._current
+        current[_ALLOCATION + pool] -= 1
+        current[_ALLOCATED_BYTES + pool] -= size
+        current[_REQUESTED_BYTES + pool] -= block.requested
         if not block.expandable:
-            if split_blocks:
-                changes.append((_INACTIVE_SPLIT, split_blocks))
-            if split_bytes:
-                changes.append((_INACTIVE_SPLIT_BYTES, split_bytes))
-        self._count(block.small, *changes)
+            if split_blocks > 0:
+                self._grow(_INACTIVE_SPLIT, pool, split_blocks)
+            else:
+                current[_INACTIVE_SPLIT + pool] += split_blocks
+            if split_bytes > 0:
+                self._grow(_INACTIVE_SPLIT_BYTES, pool, split_bytes)
+            else:
+                current[_INACTIVE_SPLIT_BYTES + pool] += split_bytes
 
     # --- giving memory back ------------------------------------------------------------
 
@@ -424,16 +486,15 @@ class CachingAllocator:
             return False
         wanted = max(size, int(self.max_split))
         free = self._free[small]
-        i = bisect.bisect_left(free, (wanted, -1, -1))
+        i = bisect.bisect_left(free, wanted << _ADDRESS_BITS)
         if i < len(free):
-            block = free[i][3]
+            block = self._free_block[free[i]]
             if block.is_split:
                 return False
             self._release_segment(block)
             return True
         released = 0
-        for entry in reversed(list(free)):
-            block = entry[3]
+        for block in reversed([self._free_block[key] for key in free]):
             if released >= wanted or block.size < self.max_split:
                 break
             if not block.is_split:
@@ -443,8 +504,7 @@ class CachingAllocator:
 
     def _release_cached(self) -> None:
         for small in (False, True):
-            for entry in list(self._free[small]):
-                block = entry[3]
+            for block in [self._free_block[key] for key in self._free[small]]:
                 if block.expandable:
                     self._unmap(block)
                 elif not block.is_split:
@@ -504,15 +564,21 @@ class CachingAllocator:
 
     def memory_stats(self) -> dict[str, int]:
         """The keys of `torch.cuda.memory_stats()` that the model keeps."""
+        current, peak, allocated, at_reset = self._current, self._peak, self._allocated, self._current_at_reset
         stats: dict[str, int] = {}
         for name in STAT_NAMES:
             base = _BASE[name]
+            small, large = base, base + 1
+            values = {
+                "current": (current[small] + current[large], current[small], current[large]),
+                "peak": (self._peak_all[base], peak[small], peak[large]),
+                "allocated": (allocated[small] + allocated[large], allocated[small], allocated[large]),
+            }
+            freed = [allocated[i] - current[i] + at_reset[i] for i in (small, large)]
+            values["freed"] = (freed[0] + freed[1], freed[0], freed[1])
             for offset, pool in enumerate(("all", *POOLS)):
-                i = base + offset
-                stats[f"{name}.{pool}.current"] = self._current[i]
-                stats[f"{name}.{pool}.peak"] = self._peak[i]
-                stats[f"{name}.{pool}.allocated"] = self._allocated[i]
-                stats[f"{name}.{pool}.freed"] = self._freed[i]
+                for kind in ("current", "peak", "allocated", "freed"):
+                    stats[f"{name}.{pool}.{kind}"] = values[kind][offset]
         stats.update(
             {
                 "num_alloc_retries": self.num_alloc_retries,
@@ -526,17 +592,21 @@ class CachingAllocator:
 
     def current(self, name: str) -> int:
         """`<name>.all.current` of `memory_stats()`, without building the whole dict."""
-        return self._current[_BASE[name]]
+        base = _BASE[name]
+        return self._current[base] + self._current[base + 1]
 
     def peak(self, name: str) -> int:
-        return self._peak[_BASE[name]]
+        return self._peak_all[_BASE[name]]
 
     def reset_peak(self) -> None:
-        self._peak[:] = self._current
+        current = self._current
+        self._peak[:] = current
+        for base in _BASE.values():
+            self._peak_all[base] = current[base] + current[base + 1]
 
     def reset_accumulated(self) -> None:
         self._allocated[:] = [0] * len(self._allocated)
-        self._freed[:] = [0] * len(self._freed)
+        self._current_at_reset[:] = self._current
         self.num_alloc_retries = self.num_ooms = 0
 
 

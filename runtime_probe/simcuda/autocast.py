@@ -50,6 +50,11 @@ def _eligible(t: Any) -> bool:
     return type(t) is SimTensor and t.is_floating_point() and t.dtype != torch.float64
 
 
+# `t.to(dtype)` as C++ autocast's `cached_cast` calls it, without the Python layers a
+# simulated tensor's `.to()` has for device arguments (there are none here).
+_to = torch._C.TensorBase.to
+
+
 def _cast(t: Any, dtype: torch.dtype) -> Any:
     if not _eligible(t) or t.dtype == dtype:
         return t
@@ -57,10 +62,10 @@ def _cast(t: Any, dtype: torch.dtype) -> Any:
         hit = _cast_cache.get(id(t))
         if hit is not None and hit[0]() is t and hit[1].dtype == dtype:
             return hit[1]
-        cast = t.to(dtype)
+        cast = _to(t, dtype)
         _cast_cache[id(t)] = (weakref.ref(t), cast)
         return cast
-    return t.to(dtype)
+    return _to(t, dtype)
 
 
 def _cast_all(values: Any, dtype: torch.dtype) -> list[Any]:

@@ -149,13 +149,7 @@ class SimTensor(torch.Tensor):
 
     __torch_function__ = _disabled_torch_function  # type: ignore[assignment]
 
-    # torch types the base attribute as the plain function `_disabled_torch_dispatch_impl`;
-    # the protocol is a classmethod.
-    @classmethod
-    def __torch_dispatch__(  # type: ignore[override]
-        cls, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
-    ) -> Any:
-        return dispatch(func, args, kwargs or {})
+    # `__torch_dispatch__` is `_torch_dispatch`, set below the functions it uses.
 
 
 def as_device(value: Any) -> torch.device | None:
@@ -205,7 +199,6 @@ def wrap(elem: torch.Tensor) -> SimTensor:
         dtype=elem.dtype,
         layout=elem.layout,
         device=INNER,
-        requires_grad=False,
     )
     wrapper._elem = elem
     return wrapper
@@ -390,34 +383,55 @@ _OPS: dict[int, OpInfo] = {}
 
 
 def dispatch(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """An operator with simulated tensors among its arguments, or a factory for the
+    simulated device (the backend kernels call this)."""
+    return _torch_dispatch(SimTensor, func, (), args, kwargs)
+
+
+def _torch_dispatch(cls: Any, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
+    """`SimTensor.__torch_dispatch__`: the one frame every operator on a simulated tensor
+    runs (what the helpers above do for the rare cases is written out here for the
+    common one: positional tensors, no keyword tensors)."""
     info = _OPS.get(id(func))
     if info is None or info.op is not func:
         info = _OPS[id(func)] = _op_info(func)
-    flags = [False, False]
+    simulated = cpu = False
     inner_args = list(args)
-    positions = info.tensor_positions
-    if positions and positions[-1] >= len(args):
-        positions = tuple(i for i in positions if i < len(args))  # trailing defaults left out
-    _unwrap(inner_args, positions, flags)
+    count = len(args)
+    for i in info.tensor_positions:
+        if i >= count:
+            break  # trailing defaults left out
+        value = inner_args[i]
+        kind = type(value)
+        if kind is SimTensor:
+            simulated = True
+            inner_args[i] = value._elem
+        elif kind is list or kind is tuple:
+            flags = [simulated, cpu]
+            inner_args[i] = _unwrap_list(value, flags)
+            simulated, cpu = flags
+        elif isinstance(value, _Tensor) and value.device.type == "cpu":
+            cpu = True
     if kwargs:
+        flags = [simulated, cpu]
         inner_kwargs = dict(kwargs)
         _unwrap(inner_kwargs, tuple(info.tensor_names.intersection(kwargs)), flags)
+        simulated, cpu = flags
         target = inner_kwargs.get("device")
         if target is not None:
             to_device = target.type in ("cuda", NAME)
             if to_device:
                 inner_kwargs["device"] = CPU
         else:
-            to_device = flags[0]
+            to_device = simulated
         if inner_kwargs.get("pin_memory"):
             if to_device:
                 raise RuntimeError(PIN_FACTORY_MESSAGE)  # `empty_cuda`'s check
             inner_kwargs["pin_memory"] = False  # the CPU build has no pinned allocator
     else:
-        inner_kwargs = kwargs
-        to_device = flags[0]
-    simulated = flags[0]
-    if simulated and flags[1]:
+        kwargs = inner_kwargs = {}
+        to_device = simulated
+    if simulated and cpu:
         rule = RULES.rule(func)
         if rule is Rule.COMPOSITE:
             # The operator's own decomposition, on the simulated tensors: its pieces are checked.
@@ -524,6 +538,11 @@ _TO_COPY = aten._to_copy.default
 RULES: RuleBook = RuleBook({})
 # The C++ device of simulated tensors; exists once the backend is renamed.
 INNER = CPU
+
+
+# The protocol is a classmethod; torch types the base attribute as the plain function
+# `_disabled_torch_dispatch_impl`.
+SimTensor.__torch_dispatch__ = classmethod(_torch_dispatch)  # type: ignore[assignment]
 
 
 def configure(book: RuleBook) -> None:
