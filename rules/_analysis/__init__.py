@@ -219,6 +219,7 @@ from torchlint.rules._analysis.graphs import (
 from torchlint.rules._analysis.accumulation import (
     Accumulation as Accumulation,
     accumulations as accumulations,
+    clears_between_passes as clears_between_passes,
     divides_loss as divides_loss,
     loss_divisors as loss_divisors,
     uses_framework_accumulation as uses_framework_accumulation,
