@@ -279,6 +279,7 @@ from torchlint.rules._analysis.gradients import (
 from torchlint.rules._analysis.totals import (
     RunningTotal as RunningTotal,
     running_totals as running_totals,
+    helper_totals as helper_totals,
     running_meters as running_meters,
     added_operand as added_operand,
     container as container,
