@@ -346,7 +346,8 @@ def _carried_counter(idx: Index, outer: cst.For | cst.While, inner: cst.For | cs
     read = {n.value for n in idx.within(named_condition(idx, inner, test), cst.Name)}
     rebound: set[str] = set()
     before: set[str] = set()
-    for node in [*idx.within(scope, cst.Assign), *idx.within(scope, cst.AugAssign)]:
+    nodes: list[cst.Assign | cst.AugAssign] = [*idx.within(scope, cst.Assign), *idx.within(scope, cst.AugAssign)]
+    for node in nodes:
         if idx.scope(node) is not scope:
             continue
         targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]

@@ -101,7 +101,7 @@ class Amp:
             for element in table.elements
             if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString)
         }
-        return bool(keys) and all(key in entries and self._float16(entries[key], depth + 1) for key in keys)
+        return keys is not None and all(key in entries and self._float16(entries[key], depth + 1) for key in keys)
 
     def _strings(self, expr: cst.BaseExpression, depth: int) -> list[object] | None:
         """The string literals `expr` evaluates to (directly or through assignments); None
