@@ -68,8 +68,9 @@ class LossAccumulatedWithGraph(Rule):
     NAME = "loss-accumulated-with-graph"
     SUMMARY = "A running total keeps the autograd graph of every iteration alive"
     SEVERITY = Severity.WARNING
-    # Any call may hand a loss to a project tracker that totals it: no textual marker of the total.
-    TRIGGERS = (("backward", "loss", "criterion"),)
+    # A loss handed to a project tracker that totals it shows no `+` here: the usual names of
+    # such methods stand in for it.
+    TRIGGERS = (("+", "append", "update", "add", "track", "record"), ("backward", "loss", "criterion"))
     CONFIRMED_BY = ("TL103",)
 
     VALID = [
