@@ -27,6 +27,7 @@ function: {"kind": "function", "params": [...], "effects": [...], "calls": [...]
            "runs": [params and `self.<attr>` it calls: `model(x)`, `self.net.forward(x)`, `self.log(x)`],
            "returns": [...],
            "returns_backpropagated": bool,  # every return hands back a loss it back-propagated
+           "totals_params": [params it adds into an attribute of `self`: `self.sum[k] += loss[k]`],
            "mixes": [project functions whose results it computes with: `x + table(n)`],
            "clock_reads": number,  # wall-clock reads: a timing helper reads two or more
            "returns_moved": bool}  # returns a model it moved to an accelerator
@@ -261,6 +262,20 @@ def _moves_to_accelerator(value: ast.expr) -> bool:
     return isinstance(target, (ast.Name, ast.Attribute)) and bool(an.DEVICE_WORDS.intersection(an.name_tokens(_last(target))))
 
 
+def _added_into_self(node: ast.AugAssign) -> set[str]:
+    """`p` for `self.total += p` or `self.totals[k] += p[k]`: a name added as it is (not its
+    `.item()`, nor through any call) into an attribute of `self`."""
+    target: ast.expr = node.target
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    if not isinstance(node.op, ast.Add) or not (_dotted(target) or "").startswith("self."):
+        return set()
+    value = node.value
+    while isinstance(value, ast.Subscript):
+        value = value.value
+    return {value.id} if isinstance(value, ast.Name) else set()
+
+
 def _params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     args = func.args
     return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
@@ -297,6 +312,8 @@ class _Function:
         self.assigned: dict[str, ast.expr] = {}
         # Loop variables over `self.parameters()`: `p` in `for p in self.parameters():`.
         self.self_params: set[str] = set()
+        # Parameters added as they are (or element by element) into an attribute of `self`.
+        self.totals: set[str] = set()
         if any(_grad_free(d, names) for d in func.decorator_list):
             self.effects.add("grad_free")
 
@@ -336,6 +353,7 @@ class _Function:
             # Every `return` hands back a loss it back-propagated: it still carries a graph.
             "returns_backpropagated": bool(self.returns)
             and all(isinstance(v, ast.Name) and v.id in self.backpropagated for v in self.returns),
+            "totals_params": sorted(self.totals & set(self.params)),
         }
 
 
@@ -481,6 +499,9 @@ class _Walk:
                 if any(_is_grad(t) for t in node.targets):  # type: ignore[attr-defined]
                     for func in active:
                         func.effects.add("clears_grads")
+            elif kind is ast.AugAssign:
+                if own is not None:
+                    own.totals.update(_added_into_self(node))  # type: ignore[arg-type]
             elif kind is ast.BinOp:
                 if own is not None:
                     own.operands.extend((node.left, node.right))  # type: ignore[attr-defined]
@@ -724,9 +745,11 @@ def _attribute_entry(ctx: FileContext, project: ProjectView, expr: cst.BaseExpre
     (`self.helper = Helper()`) or returned by a project factory (`model = create_model(opt)`);
     a method that the class inherits from a project base class included."""
     name = an.dotted(expr)
-    if name is None or name.count(".") != (2 if name.startswith("self.") else 1):
+    if name is None or name.count(".") < (2 if name.startswith("self.") else 1):
         return None
-    attribute, _, method = name.rpartition(".")
+    head = 2 if name.startswith("self.") else 1
+    parts = name.split(".")
+    attribute, inner, method = ".".join(parts[:head]), parts[head:-1], parts[-1]
     values = an.assigned_values(ctx).get(attribute, [])
     imps = an.imports(ctx)
     owners = {}
@@ -737,7 +760,13 @@ def _attribute_entry(ctx: FileContext, project: ProjectView, expr: cst.BaseExpre
         owners[owner.name] = owner
     if len(owners) != 1:
         return None
-    return _method(project, owners.popitem()[1], method)
+    found: Entry | None = owners.popitem()[1]
+    for attr in inner:  # `tracker.losses.update(...)`: an attribute its constructor builds
+        held = found.data.get("attrs", {}).get(attr, []) if found is not None else []
+        found = project.lookup(held[0], found.module) if found is not None and len(held) == 1 else None
+        if found is None or found.kind != "class":
+            return None
+    return _method(project, found, method) if found is not None else None
 
 
 def _instance_class(project: ProjectView, imps: an.Imports, value: cst.BaseExpression) -> Entry | None:
@@ -902,6 +931,19 @@ def returns_backpropagated_loss(ctx: FileContext, call: cst.Call) -> bool:
     train_step(model, batch)` with `from engine import train_step`)."""
     entry = entry_for(ctx, call.func)
     return entry is not None and entry.kind == "function" and bool(entry.data.get("returns_backpropagated"))
+
+
+def totaled_arguments(ctx: FileContext, call: cst.Call) -> list[cst.BaseExpression]:
+    """The arguments that a call of a project function or method adds as they are into an
+    attribute of its object (`tracker.update(losses)` with `self.sums[k] += losses[k]`)."""
+    entry = entry_for(ctx, call.func)
+    if entry is None or entry.kind != "function":
+        return []
+    params = entry.data.get("params", [])
+    if params[:1] == ["self"]:
+        params = params[1:]
+    bound = _bound_arguments(params, call)
+    return [bound[param] for param in entry.data.get("totals_params", ()) if param in bound]
 
 
 def is_module_class(ctx: FileContext, entry: Entry, depth: int = 0) -> bool:

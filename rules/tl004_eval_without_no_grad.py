@@ -442,8 +442,26 @@ class EvalWithoutNoGrad(Rule):
             classifier.eval()
             return [classifier(encoder(x)) for x in loader]
         """,
+        # Built frozen by a constructor keyword of a class from another package.
+        """
+        import torch
+        from towers import ImageTower
+        def embed_all(loader):
+            tower = ImageTower(weights="imagenet", trainable=False).cuda()
+            tower.eval()
+            return [tower(x) for x in loader]
+        """,
     )
     INVALID = (
+        # The keyword says the tower is trained: its graph is recorded for nothing.
+        """
+        import torch
+        from towers import ImageTower
+        def embed_all(loader):
+            tower = ImageTower(weights="imagenet", trainable=True).cuda()
+            tower.eval()
+            return [tower(x) for x in loader]  # expect: TL004
+        """,
         # Evaluation on one branch only, which returns before the training below.
         """
         def main(args, model, loader, optimizer):

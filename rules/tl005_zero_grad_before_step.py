@@ -63,6 +63,29 @@ class ZeroGradBeforeStep(Rule):
     CONFIRMED_BY = ("TL005",)
 
     VALID = [
+        # accumulation over a counter kept across epochs, cleared only right after the step
+        """
+        updates = 0
+        seen = 0
+        for epoch in range(epochs):
+            for x, y in loader:
+                criterion(net(x), y).backward()
+                seen += 1
+                if seen - updates * accum_steps >= accum_steps:
+                    opt.step()
+                    opt.zero_grad()
+                    updates += 1
+        """,
+        # a period on the inner loop's own index ends with the epoch: the epoch's clear is its start
+        """
+        for epoch in range(epochs):
+            opt.zero_grad()
+            for k, (x, y) in enumerate(loader):
+                (criterion(net(x), y) / accum_steps).backward()
+                if (k + 1) % accum_steps == 0:
+                    opt.step()
+                    opt.zero_grad()
+        """,
         """
         class Trainer:
             def backward(self, loss):
@@ -277,6 +300,18 @@ class ZeroGradBeforeStep(Rule):
     ]
 
     INVALID = [
+        # a step counter kept across epochs, and a clear at the start of every epoch
+        """
+        global_step = 0
+        for epoch in range(epochs):
+            opt.zero_grad()  # expect: TL005
+            for x, y in loader:
+                (criterion(net(x), y) / accum_steps).backward()
+                global_step += 1
+                if global_step % accum_steps == 0:
+                    opt.step()
+                    opt.zero_grad()
+        """,
         # The trainer's own backward() wrapper clears right after back-propagating.
         """
         class Trainer:
@@ -458,6 +493,8 @@ class ZeroGradBeforeStep(Rule):
         optimizers = an.optimized_parameters(ctx)
         interesting = [*train.backward, *train.steps, *train.clears, *writes]
         reported: set[int] = set()
+        clear_ids = {id(n) for n in train.clears}
+        backward_ids = {id(n) for n in train.backward}
         for unheld in an.unheld_clears(idx, train):
             reported.add(id(unheld.clear))
             yield self._report_unheld(ctx, unheld)
@@ -470,6 +507,10 @@ class ZeroGradBeforeStep(Rule):
                     if id(clear.node) not in reported:
                         reported.add(id(clear.node))
                         yield self._report(ctx, clear.node, step.node, inner is not None)
+                for clear in an.clears_between_passes(idx, events, step, clear_ids, backward_ids):
+                    if id(clear.node) not in reported and optimizers.clears_what_step_applies(clear.node, step.node):
+                        reported.add(id(clear.node))
+                        yield self._report_between_passes(ctx, clear.node, step)
 
     def _clears_before(
         self, flow: an.Flow, optimizers: an.OptimizedParameters, kinds: dict[int, str], before: list[an.Event], step: an.Event
@@ -516,6 +557,16 @@ class ZeroGradBeforeStep(Rule):
             f"optimizer's step (and its `zero_grad()`) only on the batch that syncs gradients: this clear "
             f"throws away the gradients of every micro-batch but the last; clear through the prepared "
             f"optimizer's `zero_grad()` instead",
+        )
+
+    def _report_between_passes(self, ctx: FileContext, clear: cst.CSTNode, step: an.Event) -> Report:
+        code = ctx.module.code_for_node
+        cleared = code(clear).strip()
+        return self.report(
+            clear,
+            f"`{cleared}` runs once per pass of this loop, but `{code(step.node)}` runs only when its "
+            f"counter says so, and that counter carries over from pass to pass: the clear throws away "
+            f"the gradients back-propagated since the last step; clear only right after the step",
         )
 
     def _report(self, ctx: FileContext, clear: cst.CSTNode, step: cst.CSTNode, repeated: bool) -> Report:

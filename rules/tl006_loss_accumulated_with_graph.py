@@ -68,7 +68,9 @@ class LossAccumulatedWithGraph(Rule):
     NAME = "loss-accumulated-with-graph"
     SUMMARY = "A running total keeps the autograd graph of every iteration alive"
     SEVERITY = Severity.WARNING
-    TRIGGERS = (("+", "append"), ("backward", "loss", "criterion"))
+    # A loss handed to a project tracker that totals it shows no `+` here: the usual names of
+    # such methods stand in for it.
+    TRIGGERS = (("+", "append", "update", "add", "track", "record"), ("backward", "loss", "criterion"))
     CONFIRMED_BY = ("TL103",)
 
     VALID = [
@@ -594,6 +596,11 @@ class LossAccumulatedWithGraph(Rule):
             for total in an.running_totals(ctx, loop):
                 if self._keeps_graph(ctx, idx, loop, total):
                     yield self._report(ctx, total)
+            if any(idx.contains(loop.body, b) for b in an.training(ctx).backward):
+                handed = an.backpropagated_names(ctx, idx, idx.scope(loop)).direct
+                for total in an.helper_totals(ctx, loop, handed):
+                    if self._keeps_graph(ctx, idx, loop, total):
+                        yield self._report(ctx, total)
 
     def _keeps_graph(self, ctx: FileContext, idx: an.Index, loop: cst.For | cst.While, acc: an.RunningTotal) -> bool:
         imps = an.imports(ctx)
@@ -643,6 +650,14 @@ class LossAccumulatedWithGraph(Rule):
         code = ctx.module.code_for_node
         name = code(acc.value)
         total = code(acc.accumulator)
+        if acc.in_helper:
+            # No automatic fix: the value may be a container of tensors (a dict of losses).
+            return self.report(
+                acc.statement,
+                f"`{total}` adds `{name}` (tensors that require grad) into totals its object keeps: "
+                f"every iteration's autograd graph stays alive and memory grows; hand it detached "
+                f"values (`.item()` or `.detach()` of each tensor)",
+            )
         what = "a loss tensor that requires grad" if isinstance(acc.value, cst.Call) else "a tensor that requires grad"
         message = (
             f"`{total}` accumulates `{name}`, {what}: every iteration's autograd "

@@ -82,6 +82,18 @@ class Fp16WithoutGradScaler(Rule):
     CONFIRMED_BY = ("TL010",)
 
     VALID = [
+        # the precision picked from a table is bfloat16: no scaler needed
+        """
+        import torch
+        precision = "bf16"
+        amp_dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[precision]
+        for x, y in loader:
+            with torch.autocast("cuda", dtype=amp_dtype):
+                loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+        """,
         # unscale_ and update under the same condition, or an update on both branches
         """
         scaler = torch.amp.GradScaler("cuda")
@@ -242,6 +254,18 @@ class Fp16WithoutGradScaler(Rule):
     ]
 
     INVALID = [
+        # the precision picked from a table is float16, and nothing scales the loss
+        """
+        import torch
+        precision = "fp16"
+        amp_dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[precision]
+        for x, y in loader:
+            with torch.autocast("cuda", dtype=amp_dtype):  # expect: TL010
+                loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+        """,
         # the update is skipped with the step, after unscale_ already ran
         """
         scaler = torch.amp.GradScaler("cuda")

@@ -215,3 +215,33 @@ def test_an_exit_stack_that_enters_a_gradient_free_context() -> None:
     idx, imps = an.index(ctx), an.imports(ctx)
     runs = {code(ctx, c.args[0].value): an.in_grad_free_block(idx, c, imps) for c in idx.nodes(cst.Call) if an.callee_name(c) == "model"}
     assert runs == {"a": True, "b": True, "c": False}
+
+
+class TestDtypeChosenFromATable:
+    """`{'float16': torch.float16, ...}[name]`: the entry the key's strings pick decides."""
+
+    @staticmethod
+    def fp16(setting: str, table: str = "{'fp32': torch.float32, 'bf16': torch.bfloat16, 'fp16': torch.float16}") -> bool:
+        ctx = context(
+            f"""
+            import torch
+            {setting}
+            chosen = {table}[precision]
+            with torch.autocast(device_type="cuda", dtype=chosen):
+                y = model(x)
+            """
+        )
+        return an.amp(ctx).is_fp16_autocast(call(ctx, 'torch.autocast(device_type="cuda", dtype=chosen)'))
+
+    def test_a_key_that_picks_float16(self) -> None:
+        assert self.fp16("precision = 'fp16'")
+        assert self.fp16("precision = 'fp16'", "{'fp16': torch.half, 'fp32': torch.float32}")
+
+    def test_keys_that_pick_bfloat16_or_float32(self) -> None:
+        assert not self.fp16("precision = 'bf16'")
+        assert not self.fp16("precision = 'fp32'")
+
+    def test_a_key_of_unknown_or_mixed_value(self) -> None:
+        assert not self.fp16("precision = args.precision")
+        assert not self.fp16("precision = 'fp16'; precision = 'bf16'")
+        assert not self.fp16("precision = 'int8'")

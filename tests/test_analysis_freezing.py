@@ -65,3 +65,20 @@ def test_evaluation_passes_and_training_evaluations_share_one_answer() -> None:
     ctx = context("backbone.freeze()\n")
     assert an.evaluations(ctx).freezing is an.freezing(ctx)
     assert an.training_evaluations(ctx).freezing is an.freezing(ctx)
+
+
+def test_networks_built_with_a_keyword_that_freezes_them() -> None:
+    freezing = an.freezing(
+        context(
+            """
+            from nets import Backbone, Head
+            backbone = Backbone(depth=50, trainable=False).to(device)
+            self.text = TextTower(freeze=True)
+            head = Head(trainable=True)
+            tower = Backbone(freeze=False)
+            other = Backbone(trainable=flag)
+            """
+        )
+    )
+    assert freezing.is_frozen("backbone") and freezing.is_frozen("self.text")
+    assert not any(freezing.is_frozen(name) for name in ("head", "tower", "other"))

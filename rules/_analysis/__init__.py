@@ -234,6 +234,7 @@ from torchlint.rules._analysis.graphs import (
 from torchlint.rules._analysis.accumulation import (
     Accumulation as Accumulation,
     accumulations as accumulations,
+    clears_between_passes as clears_between_passes,
     divides_loss as divides_loss,
     loss_divisors as loss_divisors,
     uses_framework_accumulation as uses_framework_accumulation,
@@ -295,6 +296,7 @@ from torchlint.rules._analysis.gradients import (
 from torchlint.rules._analysis.totals import (
     RunningTotal as RunningTotal,
     running_totals as running_totals,
+    helper_totals as helper_totals,
     running_meters as running_meters,
     added_operand as added_operand,
     container as container,

@@ -3,7 +3,8 @@
 backward passes that run every iteration, and whether the loss they back-propagate is divided
 by N (in the expression, through variables, or in a local helper). Accumulation that
 Accelerate runs (`with accelerator.accumulate(model):`), and the clears inside it that it
-does not hold back.
+does not hold back. Clears between the passes of a loop whose step counts iterations across
+those passes (`if ni - last_step >= accumulate:` with `last_step` kept across epochs).
 """
 
 from __future__ import annotations
@@ -303,3 +304,57 @@ def values_assigned(idx: Index, scope: cst.CSTNode, name: str) -> list[cst.BaseE
             if any(dotted(e) == name for e in elements) and node.value is not None:
                 values.append(node.value)
     return values or None
+
+
+def clears_between_passes(idx: Index, events: list[Event], step: Event, clears: set[int], backward: set[int]) -> list[Event]:
+    """Clears (ids in `clears`) that run once per pass of the loop around the loop whose
+    iterations a step accumulates over, when the step's condition reads a counter carried
+    across those passes: each such clear throws away the gradients of the iterations that
+    back-propagated since the last step (the last ones of the previous epoch).
+
+    The step runs under an `if` in its innermost loop whose test reads a name bound before
+    the outer loop and rebound in the inner one (`last_step = ni`, `global_step += 1`); a
+    backward pass of that inner loop runs outside the `if`; the clear runs in the outer
+    loop, outside the inner one and under no condition of its own. A condition on the inner
+    loop's own index restarts each pass and is left alone: its period ends with the pass."""
+    if len(step.loops) < 2:
+        return []
+    outer, inner = step.loops[-2], step.loops[-1]
+    guard = next(
+        (g for g, in_body in reversed(step.guards) if in_body and idx.contains(inner.body, g) and _carried_counter(idx, outer, inner, g.test)),
+        None,
+    )
+    if guard is None:
+        return []
+    if not any(
+        id(e.node) in backward and e.loops == step.loops and all(g is not guard for g, _ in e.guards) for e in events
+    ):
+        return []
+    outside = {(id(g), b) for g, b in step.guards}
+    return [
+        e
+        for e in events
+        if id(e.node) in clears
+        and e.loops == step.loops[:-1]
+        and all((id(g), b) in outside for g, b in e.guards)
+    ]
+
+
+def _carried_counter(idx: Index, outer: cst.For | cst.While, inner: cst.For | cst.While, test: cst.BaseExpression) -> bool:
+    """The test reads a name bound before `outer` starts and rebound in `inner`'s body."""
+    scope = idx.scope(outer)
+    read = {n.value for n in idx.within(named_condition(idx, inner, test), cst.Name)}
+    rebound: set[str] = set()
+    before: set[str] = set()
+    nodes: list[cst.Assign | cst.AugAssign] = [*idx.within(scope, cst.Assign), *idx.within(scope, cst.AugAssign)]
+    for node in nodes:
+        if idx.scope(node) is not scope:
+            continue
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        names = {n for t in targets if (n := dotted(t)) is not None}
+        if idx.contains(inner.body, node):
+            rebound |= names
+        elif idx.order(node) < idx.order(outer):
+            before |= names
+    return bool(read & rebound & before)
+

@@ -86,7 +86,38 @@ class Amp:
         if isinstance(expr, cst.Name) and depth < MAX_RESOLVE_DEPTH:
             values = self.assigned(expr.value)
             return bool(values) and all(self._float16(v, depth + 1) for v in values)
+        if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Dict) and depth < MAX_RESOLVE_DEPTH:
+            return self._selects_float16(expr.value, expr, depth)
         return False
+
+    def _selects_float16(self, table: cst.Dict, selection: cst.Subscript, depth: int) -> bool:
+        """`{'float32': torch.float32, 'float16': torch.float16}[dtype]`: the entry that every
+        string the key can be (a literal, through variables) picks is float16."""
+        if len(selection.slice) != 1 or not isinstance(selection.slice[0].slice, cst.Index):
+            return False
+        keys = self._strings(selection.slice[0].slice.value, depth)
+        entries = {
+            element.key.evaluated_value: element.value
+            for element in table.elements
+            if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString)
+        }
+        return keys is not None and all(key in entries and self._float16(entries[key], depth + 1) for key in keys)
+
+    def _strings(self, expr: cst.BaseExpression, depth: int) -> list[object] | None:
+        """The string literals `expr` evaluates to (directly or through assignments); None
+        when some value is not one."""
+        if isinstance(expr, cst.SimpleString):
+            return [expr.evaluated_value]
+        if isinstance(expr, cst.Name) and depth < MAX_RESOLVE_DEPTH:
+            values = self.assigned(expr.value)
+            found: list[object] = []
+            for value in values:
+                strings = self._strings(value, depth + 1)
+                if strings is None:
+                    return None
+                found.extend(strings)
+            return found or None
+        return None
 
     def _may_be_cuda(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
         """The device-type expression can evaluate to "cuda" (literally, or through variables)."""

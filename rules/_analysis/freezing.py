@@ -8,6 +8,9 @@ training on purpose, so that running them with gradients or in eval mode is no m
 - Instances of a class whose constructor freezes its own parameters
   (`self.requires_grad_(False)` in `__init__`, in this module or, through the project
   summaries, in another module).
+- Instances built with a keyword that says their parameters are not trained
+  (`Encoder(trainable=False)`, `requires_grad=False`, `freeze=True`, `frozen=True`), for
+  classes whose constructor the module cannot see.
 - Networks kept frozen by what they are called: a teacher, an EMA, target or reference
   copy, a pretrained perceptual network (`vocabulary.FROZEN_WORDS`).
 
@@ -33,6 +36,9 @@ from torchlint.rules._analysis.vocabulary import FROZEN_WORDS, name_tokens
 
 _FREEZE_NAME = re.compile(r"freeze|requires_grad", re.IGNORECASE)
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+# Constructor keywords that freeze the built network when False, and when True.
+_TRAINED_KEYWORDS = frozenset({"trainable", "requires_grad", "train_weights"})
+_FROZEN_KEYWORDS = frozenset({"freeze", "frozen", "freeze_weights", "freeze_all"})
 
 
 class Freezing:
@@ -142,7 +148,21 @@ class Freezing:
             return False
         if isinstance(built.func, cst.Name) and built.func.value in self.self_freezing:
             return True
-        return sm.builds_frozen(self.ctx, built)
+        return sm.builds_frozen(self.ctx, built) or built_with_frozen_keyword(built)
+
+
+def built_with_frozen_keyword(call: cst.Call) -> bool:
+    """`Encoder(pretrained=True, trainable=False)`, `Backbone(freeze=True)`: the constructor is
+    told to freeze what it builds."""
+    for arg in call.args:
+        if arg.keyword is None:
+            continue
+        word = arg.keyword.value
+        if word in _TRAINED_KEYWORDS and is_false(arg.value):
+            return True
+        if word in _FROZEN_KEYWORDS and isinstance(arg.value, cst.Name) and arg.value.value == "True":
+            return True
+    return False
 
 
 def freezing(ctx: FileContext) -> Freezing:

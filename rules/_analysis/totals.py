@@ -1,6 +1,7 @@
 """Running totals: values summed or collected across the iterations of a loop (`total +=
 loss`, `total += output.loss`, `total = total + loss`, `losses.append(loss)`, `meter.update(loss, n)` of a
-running-average meter), the value each one adds, and whether the total is started afresh
+running-average meter, `tracker.update(losses)` of a project class whose method adds its
+argument into an attribute), the value each one adds, and whether the total is started afresh
 inside the iteration. Whether the added value carries an autograd graph is `graphs`'s.
 """
 
@@ -12,6 +13,7 @@ from typing import Iterator
 import libcst as cst
 
 from torchlint.rule import FileContext
+from torchlint.rules import _summaries as sm
 from torchlint.rules._analysis.callgraph import functions
 from torchlint.rules._analysis.calls import callee_name, method_name, positional, receiver, same_expr
 from torchlint.rules._analysis.dataflow import assigned_names
@@ -29,6 +31,8 @@ class RunningTotal:
     accumulator: cst.BaseExpression
     # The added name or attribute (`output.loss`), or the call of a helper that returns the value.
     value: cst.Name | cst.Attribute | cst.Call
+    # The total is kept by a method of another module that `statement` calls with `value`.
+    in_helper: bool = False
 
     @property
     def added_name(self) -> str | None:
@@ -69,6 +73,24 @@ def running_totals(ctx: FileContext, loop: cst.For | cst.While) -> Iterator[Runn
             value = added_operand(positional(node)[0].value)
             if owner is not None and dotted(owner) in meters and value is not None:
                 yield RunningTotal(node, owner, value)
+
+
+def helper_totals(ctx: FileContext, loop: cst.For | cst.While, names: frozenset[str]) -> Iterator[RunningTotal]:
+    """`tracker.update(losses)` directly in this loop's body, handing over one of `names`,
+    where the project method adds `losses` (or each of its elements) into an attribute of its
+    object, which outlives the iteration. Only calls that pass one of `names` are looked up
+    in the project, so that a file depends on no more of other modules than it asks about."""
+    idx = index(ctx)
+    meters = running_meters(ctx)
+    for call in idx.within(loop.body, cst.Call):
+        if enclosing_loops(idx, call)[:1] != [loop] or not any(dotted(a.value) in names for a in call.args):
+            continue
+        owner = receiver(call)
+        if method_name(call) == "update" and owner is not None and dotted(owner) in meters:
+            continue  # a running meter: `running_totals` has it
+        for value in sm.totaled_arguments(ctx, call):
+            if isinstance(value, (cst.Name, cst.Attribute)) and dotted(value) in names:
+                yield RunningTotal(call, call.func, value, in_helper=True)
 
 
 def running_meters(ctx: FileContext) -> frozenset[str]:

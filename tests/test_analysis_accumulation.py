@@ -1,0 +1,84 @@
+"""The analysis library's `accumulation`: clears between the passes of a loop whose step
+counts iterations across those passes."""
+
+from __future__ import annotations
+
+from analysis_support import code, context
+
+from torchlint.rules import _analysis as an
+
+
+def between_passes(source: str) -> list[str]:
+    ctx = context(source)
+    train = an.training(ctx)
+    idx = an.index(ctx)
+    nodes = [*train.backward, *train.steps, *train.clears]
+    found: list[str] = []
+    for scope in an.running_scopes(idx, an.functions(ctx), train.steps):
+        events = an.flow(ctx).events(scope, nodes)
+        for step in (e for e in events if any(e.node is s for s in train.steps)):
+            clears = an.clears_between_passes(idx, events, step, {id(n) for n in train.clears}, {id(n) for n in train.backward})
+            found.extend(code(ctx, e.node) for e in clears)
+    return found
+
+
+def test_a_clear_per_epoch_with_a_counter_kept_across_epochs() -> None:
+    source = """
+        def fit(net, opt, loader, accum):
+            done = -1
+            n = 0
+            opt.zero_grad()
+            while n < 10_000:
+                opt.zero_grad(set_to_none=True)
+                for x in loader:
+                    net(x).sum().backward()
+                    n += 1
+                    if n - done >= accum:
+                        apply(opt)
+                        done = n
+                opt.zero_grad(set_to_none=False)
+
+        def apply(opt):
+            opt.step()
+            opt.zero_grad()
+        """
+    assert between_passes(source) == ["opt.zero_grad(set_to_none=True)", "opt.zero_grad(set_to_none=False)"]
+
+
+def test_no_clear_between_passes_when_the_period_restarts_or_the_clear_is_guarded() -> None:
+    restarting = """
+        def fit(net, opt, loader, accum):
+            for epoch in range(3):
+                opt.zero_grad()
+                for i, x in enumerate(loader):
+                    net(x).sum().backward()
+                    if (i + 1) % accum == 0:
+                        opt.step()
+        """
+    guarded = """
+        def fit(net, opt, loader, accum):
+            step = 0
+            for epoch in range(3):
+                if epoch == 0:
+                    opt.zero_grad()
+                for x in loader:
+                    net(x).sum().backward()
+                    step += 1
+                    if step % accum == 0:
+                        opt.step()
+                        opt.zero_grad()
+        """
+    every_iteration = """
+        def fit(net, opt, loader, accum):
+            step = 0
+            for epoch in range(3):
+                opt.zero_grad()
+                for x in loader:
+                    step += 1
+                    if step % accum == 0:
+                        net(x).sum().backward()
+                        opt.step()
+        """
+    assert between_passes(restarting) == []
+    assert between_passes(guarded) == []
+    assert between_passes(every_iteration) == []

@@ -1,0 +1,89 @@
+"""Effects that live in another module of the project (recall batch 4): a training loop that
+hands its loss tensors to a tracker class of another module, which adds them into totals
+kept on the object (TL006)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+from torchlint import api
+from torchlint.config import Config
+from torchlint.rules._summaries import summarize
+
+TRACKER = """
+class Running:
+    def __init__(self):
+        self.sums = {}
+        self.steps = 0
+
+    def add(self, parts):
+        for name in parts:
+            self.sums[name] = self.sums.get(name, 0)
+            self.sums[name] += parts[name]
+        self.steps += 1
+
+    def add_numbers(self, parts):
+        for name in parts:
+            self.sums[name] += parts[name].item()
+
+
+class Board:
+    def __init__(self):
+        self.running = Running()
+"""
+
+TRAIN = """
+import torch
+from bookkeeping.tracking import Board
+
+
+def fit(net, loader, opt):
+    board = Board()
+    for x, y in loader:
+        parts = net.losses(x, y)
+        opt.zero_grad()
+        parts["sum"].backward()
+        opt.step()
+        board.running.add(parts)
+        board.running.add_numbers(parts)
+    with torch.no_grad():
+        for x, y in loader:
+            board.running.add(net.losses(x, y))
+            checked = net.losses(x, y)
+            board.running.add(checked)
+"""
+
+
+def write_project(root: Path, tracker: str = TRACKER, train: str = TRAIN) -> Path:
+    (root / "bookkeeping").mkdir()
+    (root / "bookkeeping" / "__init__.py").write_text("")
+    (root / "bookkeeping" / "tracking.py").write_text(textwrap.dedent(tracker))
+    (root / "train.py").write_text(textwrap.dedent(train))
+    (root / "pyproject.toml").write_text("")
+    return root
+
+
+def test_summaries_say_which_parameters_a_method_adds_into_its_object() -> None:
+    methods = summarize(ast.parse(textwrap.dedent(TRACKER)))["defs"]["Running"]["methods"]
+    assert methods["add"]["totals_params"] == ["parts"]
+    assert methods["add_numbers"]["totals_params"] == []
+    assert methods["__init__"]["totals_params"] == []
+
+
+def test_the_loop_handing_its_loss_tensors_to_a_tracker_of_another_module_is_reported(tmp_path: Path) -> None:
+    root = write_project(tmp_path)
+    result = api.check_paths([root], Config(), cwd=root, jobs=1, cache_dir=None)
+    found = [(Path(f.filename).name, f.line) for f in result.findings if f.code == "TL006"]
+    # Not `add_numbers` (it adds `.item()`), nor the calls under `no_grad()`.
+    assert found == [("train.py", 13)]
+
+
+def test_a_tracker_handed_detached_values_is_not_reported(tmp_path: Path) -> None:
+    train = TRAIN.replace("board.running.add(parts)", "board.running.add(parts_detached)").replace(
+        'parts["sum"].backward()', 'parts["sum"].backward()\n        parts_detached = {k: v.detach() for k, v in parts.items()}'
+    )
+    root = write_project(tmp_path, train=train)
+    result = api.check_paths([root], Config(), cwd=root, jobs=1, cache_dir=None)
+    assert not [f for f in result.findings if f.code == "TL006"]
