@@ -1,16 +1,12 @@
-"""Effects that live in another module of the project (recall batch 4): a training loop that
-hands its loss tensors to a tracker class of another module, which adds them into totals
-kept on the object (TL006)."""
+"""Running totals kept in another module of the project: a training loop that hands its
+loss tensors to a tracker class of another module, which adds them into totals kept on the
+object (TL006)."""
 
 from __future__ import annotations
 
-import ast
-import textwrap
 from pathlib import Path
 
-from torchlint import api
-from torchlint.config import Config
-from torchlint.rules._summaries import summarize
+from project_support import check, findings, summary, write_project
 
 TRACKER = """
 class Running:
@@ -56,34 +52,25 @@ def fit(net, loader, opt):
 """
 
 
-def write_project(root: Path, tracker: str = TRACKER, train: str = TRAIN) -> Path:
-    (root / "bookkeeping").mkdir()
-    (root / "bookkeeping" / "__init__.py").write_text("")
-    (root / "bookkeeping" / "tracking.py").write_text(textwrap.dedent(tracker))
-    (root / "train.py").write_text(textwrap.dedent(train))
-    (root / "pyproject.toml").write_text("")
-    return root
+def tracked_project(root: Path, tracker: str = TRACKER, train: str = TRAIN) -> Path:
+    files = {"bookkeeping/__init__.py": "", "bookkeeping/tracking.py": tracker, "train.py": train, "pyproject.toml": ""}
+    return write_project(root, files)
 
 
 def test_summaries_say_which_parameters_a_method_adds_into_its_object() -> None:
-    methods = summarize(ast.parse(textwrap.dedent(TRACKER)))["defs"]["Running"]["methods"]
+    methods = summary(TRACKER)["defs"]["Running"]["methods"]
     assert methods["add"]["totals_params"] == ["parts"]
     assert methods["add_numbers"]["totals_params"] == []
     assert methods["__init__"]["totals_params"] == []
 
 
 def test_the_loop_handing_its_loss_tensors_to_a_tracker_of_another_module_is_reported(tmp_path: Path) -> None:
-    root = write_project(tmp_path)
-    result = api.check_paths([root], Config(), cwd=root, jobs=1, cache_dir=None)
-    found = [(Path(f.filename).name, f.line) for f in result.findings if f.code == "TL006"]
     # Not `add_numbers` (it adds `.item()`), nor the calls under `no_grad()`.
-    assert found == [("train.py", 13)]
+    assert findings(check(tracked_project(tmp_path)), "TL006") == [("train.py", 13, "TL006")]
 
 
 def test_a_tracker_handed_detached_values_is_not_reported(tmp_path: Path) -> None:
     train = TRAIN.replace("board.running.add(parts)", "board.running.add(parts_detached)").replace(
         'parts["sum"].backward()', 'parts["sum"].backward()\n        parts_detached = {k: v.detach() for k, v in parts.items()}'
     )
-    root = write_project(tmp_path, train=train)
-    result = api.check_paths([root], Config(), cwd=root, jobs=1, cache_dir=None)
-    assert not [f for f in result.findings if f.code == "TL006"]
+    assert findings(check(tracked_project(tmp_path, train=train)), "TL006") == []
