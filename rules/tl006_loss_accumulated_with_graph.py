@@ -596,7 +596,7 @@ class LossAccumulatedWithGraph(Rule):
             for total in an.running_totals(ctx, loop):
                 if self._keeps_graph(ctx, idx, loop, total):
                     yield self._report(ctx, total)
-            if any(idx.contains(loop.body, b) for b in an.training(ctx).backward):
+            if idx.holds_any(loop.body, an.training(ctx).backward):
                 handed = an.backpropagated_names(ctx, idx, idx.scope(loop)).direct
                 for total in an.helper_totals(ctx, loop, handed):
                     if self._keeps_graph(ctx, idx, loop, total):

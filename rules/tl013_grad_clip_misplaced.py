@@ -357,7 +357,12 @@ class GradClipMisplaced(Rule):
         imps = an.imports(ctx)
         clips = [c for c in idx.nodes(cst.Call) if _is_clip(imps, c)]
         # A project helper that clips without unscaling first (`clip(model, 1.0)` of a utils module).
-        clips += [c for c in idx.nodes(cst.Call) if c not in clips and {"clips_grads"} == sm.call_effects(ctx, c) & {"clips_grads", "unscales"}]
+        clipping = {id(c) for c in clips}
+        clips += [
+            c
+            for c in idx.nodes(cst.Call)
+            if id(c) not in clipping and {"clips_grads"} == sm.call_effects(ctx, c) & {"clips_grads", "unscales"}
+        ]
         if not clips:
             return
         unscales = [c for c in idx.nodes(cst.Call) if "unscale" in (an.callee_name(c) or "")]

@@ -143,3 +143,14 @@ def test_leaves_have_no_children_and_end_where_they_start() -> None:
         assert children(leaf) == []
         assert idx.end(leaf) == idx.order(leaf)
     assert [type(c) for c in children(idx.nodes(cst.FormattedString)[0])] == [cst.FormattedStringExpression]
+
+
+def test_holds_any_says_whether_one_of_the_nodes_lies_inside() -> None:
+    module = cst.parse_module("for a in b:\n    f(a)\ng(1)\nfor c in d:\n    pass\n")
+    idx = Index(module)
+    first, second = [n for n in module.body if isinstance(n, cst.For)]
+    calls = idx.nodes(cst.Call)
+    assert idx.holds_any(first.body, calls) and idx.holds_any(module, calls)
+    assert not idx.holds_any(second.body, calls) and not idx.holds_any(first.body, [])
+    many = calls * 20  # a list long enough for its orders to be kept
+    assert idx.holds_any(first, many) and not idx.holds_any(second, many)

@@ -219,6 +219,11 @@ class Index:
     def contains(self, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
         return self._enter[id(outer)] <= self._enter[id(inner)] <= self._exit[id(outer)]
 
+    def holds_any(self, outer: cst.CSTNode, nodes: Sequence[cst.CSTNode]) -> bool:
+        """Whether any of `nodes` lies inside `outer` (a search of their sorted orders)."""
+        orders, _ = self.sorted_orders(nodes)
+        return bisect_left(orders, self._enter[id(outer)]) < bisect_right(orders, self._exit[id(outer)])
+
     @overload
     def within(self, scope: cst.CSTNode, first: type[N], /) -> list[N]: ...
     @overload
