@@ -48,6 +48,7 @@ class _BackpropagatedNames:
 
     def __init__(self, ctx: FileContext) -> None:
         self._cache: dict[int, Backpropagated] = {}
+        self._backward_by_scope: dict[int, list[cst.Call]] | None = None
 
     def of(self, idx: Index, ctx: FileContext, scope: cst.CSTNode) -> Backpropagated:
         found = self._cache.get(id(scope))
@@ -57,7 +58,11 @@ class _BackpropagatedNames:
 
     def _compute(self, idx: Index, ctx: FileContext, scope: cst.CSTNode) -> Backpropagated:
         imps = imports(ctx)
-        calls = [b for b in training(ctx).backward if idx.scope(b) is scope]
+        if self._backward_by_scope is None:
+            self._backward_by_scope = {}
+            for backward in training(ctx).backward:
+                self._backward_by_scope.setdefault(id(idx.scope(backward)), []).append(backward)
+        calls = self._backward_by_scope.get(id(scope), [])
         direct: set[str] = set()
         taken: set[str] = set()
         for call in calls:

@@ -151,6 +151,8 @@ class Index:
         self._by_type: dict[type, list[cst.CSTNode]] = defaultdict(list)
         self._orders: dict[type, list[int]] = {}
         self._sorted_orders: dict[int, tuple[Sequence[cst.CSTNode], list[int], list[int]]] = {}
+        # Scopes asked for, by node id: rules ask again and again for the same nodes'.
+        self._scopes: dict[int, cst.FunctionDef | cst.Lambda | cst.Module] = {}
         parent, enter, exit_, by_type = self._parent, self._enter, self._exit, self._by_type
         readers, is_node = _field_readers, _is_node_type
         counter = 0
@@ -277,8 +279,11 @@ class Index:
 
     def scope(self, node: cst.CSTNode) -> cst.FunctionDef | cst.Lambda | cst.Module:
         """The function (or lambda, or module) whose code `node` belongs to."""
-        found = self.enclosing(node, (cst.FunctionDef, cst.Lambda))
-        return cast("cst.FunctionDef | cst.Lambda", found) if found is not None else self.module
+        known = self._scopes.get(id(node))
+        if known is None:
+            found = self.enclosing(node, (cst.FunctionDef, cst.Lambda))
+            known = self._scopes[id(node)] = cast("cst.FunctionDef | cst.Lambda", found) if found is not None else self.module
+        return known
 
     def statement(self, node: cst.CSTNode) -> cst.CSTNode:
         """The innermost statement (simple or compound) that holds `node`."""
