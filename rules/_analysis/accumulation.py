@@ -55,7 +55,7 @@ def unheld_clears(idx: Index, train: Training) -> list[UnheldClear]:
     for block in idx.nodes(cst.With):
         if not any(isinstance(i.item, cst.Call) and last_name(i.item.func) == "accumulate" for i in block.items):
             continue
-        if not any(idx.contains(block.body, b) for b in train.backward):
+        if not idx.holds_any(block.body, train.backward):
             continue
         for clear in train.clears:
             if not idx.contains(block.body, clear) or idx.scope(clear) is not idx.scope(block):

@@ -205,7 +205,7 @@ class Amp:
 
     def _runs_backward(self, block: cst.CSTNode) -> bool:
         body = block.body if isinstance(block, (cst.With, cst.FunctionDef)) else block
-        return any(self.idx.contains(body, backward) for backward in self.train.backward)
+        return self.idx.holds_any(body, self.train.backward)
 
     def _inference_only(self, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
         if self.without_gradients(node, stop_at_function=False):

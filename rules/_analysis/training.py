@@ -299,7 +299,7 @@ def _build_graph_replays(ctx: FileContext) -> list[cst.Call]:
     backward = training(ctx).backward
     captured: set[str] = set()
     for block in idx.nodes(cst.With):
-        if not any(idx.contains(block.body, b) for b in backward):
+        if not idx.holds_any(block.body, backward):
             continue
         for item in block.items:
             call = item.item
