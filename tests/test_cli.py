@@ -156,6 +156,47 @@ def test_python_dash_m_and_console_script(project: Path) -> None:
         assert json.loads(proc.stdout)[0]["code"] == "TL001"
 
 
+def test_a_large_report_through_the_fast_exit_is_complete(tmp_path: Path) -> None:
+    for i in range(60):
+        (tmp_path / f"train_{i}.py").write_text(BUGGY * 4)
+    proc = subprocess.run(
+        [sys.executable, "-m", "torchlint", "check", "--isolated", "--no-cache", "--jobs", "2", "--format", "json", "."],
+        cwd=tmp_path, capture_output=True, text=True,
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert len(json.loads(proc.stdout)) == 240
+
+
+LEAVE = """
+import atexit, sys, threading, time
+from pathlib import Path
+from torchlint.cli import leave
+atexit.register(lambda: print("exit handler ran", file=sys.stderr))
+print("written before leaving", end="")
+if sys.argv[1] == "thread":
+    def late() -> None:
+        time.sleep(0.3)
+        Path("thread-finished").write_text("yes")
+    threading.Thread(target=late).start()
+leave(int(sys.argv[2]) if sys.argv[2].isdigit() else sys.argv[2])
+"""
+
+
+@pytest.mark.parametrize("status, code", [("0", 0), ("1", 1), ("2", 2), ("no such file", 1)])
+def test_leaving_flushes_output_runs_exit_handlers_and_keeps_the_status(tmp_path: Path, status: str, code: int) -> None:
+    proc = subprocess.run([sys.executable, "-c", LEAVE, "alone", status], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == code
+    assert proc.stdout == "written before leaving"
+    assert "exit handler ran" in proc.stderr
+    assert ("no such file" in proc.stderr) == (status == "no such file")
+
+
+def test_leaving_while_a_thread_runs_waits_for_it_as_an_ordinary_exit_does(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-c", LEAVE, "thread", "1"], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 1 and proc.stdout == "written before leaving"
+    assert (tmp_path / "thread-finished").read_text() == "yes"
+
+
 def test_deterministic_sorted_output(project: Path) -> None:
     for i in range(5):
         (project / f"m{i}.py").write_text(BUGGY)

@@ -18,12 +18,9 @@ from torchlint.registry import all_rules
 
 IMPORTED = """
 import json, sys
-from torchlint.cli import run
+from torchlint.cli import exit_status
 sys.argv = ["torchlint", *sys.argv[1:]]
-try:
-    run()
-except SystemExit:
-    pass
+exit_status()
 print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 """
 
