@@ -31,7 +31,9 @@ class InputNotOnModelDevice(Rule):
     a sample taken from a dataset by index (`image, label = test_set[0]`, the single-image
     prediction after training) and passed to the model as the dataset made it, and the
     tensors a tokenizer or processor returns (`tokenizer(text, return_tensors="pt")`, its
-    `input_ids`) passed to the model or its `generate` before anything moves them.
+    `input_ids`) passed to the model or its `generate` before anything moves them. And a
+    tensor whose move is a statement of its own (`img.to(device)`, `img.cuda()`), its result
+    thrown away, then passed to the moved model: only a module moves itself.
 
     ## Why is this bad?
     A `DataLoader` yields CPU tensors, and so do indexing its dataset and a tokenizer. The first forward pass of a CUDA model on them fails
@@ -78,11 +80,17 @@ class InputNotOnModelDevice(Rule):
 
     CODE = "TL012"
     NAME = "input-not-on-model-device"
-    SUMMARY = "Model moved to a GPU is called on loader batches or dataset samples that are never moved"
+    SUMMARY = "Model moved to a GPU is called on loader batches, dataset samples or tensors that are never moved"
     # `device`: a factory of another module may move the model (`build_model(cfg, device)`).
+    # The second group: what loader batches, samples and tokenizer outputs are written with,
+    # and what makes the tensors whose move a statement throws away.
     TRIGGERS = (
         (".cuda(", ".to(", "device"),
-        ("oader", "_dl", "dl_", " dl", "(dl", "_DL", "DL_", "ataset", "ImageFolder", "return_tensors"),
+        (
+            "oader", "_dl", "dl_", " dl", "(dl", "_DL", "DL_", "ataset", "ImageFolder", "return_tensors",
+            *sorted(f".{method}(" for method in an.TENSOR_ONLY_METHODS),
+            *sorted(f"torch.{function}(" for function in an.TENSORS_FROM_DATA),
+        ),
     )
     CONFIRMED_BY = ("TL101",)
 
@@ -310,9 +318,41 @@ class InputNotOnModelDevice(Rule):
         inputs = tokenizer("hello", return_tensors="pt")
         cpu_model(**inputs)
         """,
+        # objects whose `.to()` moves them in place (a `BatchEncoding`, PyG's `Data` taken
+        # from a dataset), a tensor moved by assignment, a model moved only after the call
+        """
+        import torch
+        model = Net()
+        model.to(device)
+        enc = tokenizer(text, return_tensors="pt")
+        enc.to(device)
+        model(**enc)
+        graph = dataset[0]
+        graph.to(device)
+        model(graph)
+        img = transform(image).unsqueeze(0)
+        img = img.to(device)
+        model(img)
+        late = Net()
+        x = torch.randn(1, 3)
+        x.to(device)
+        late(x)
+        late.to(device)
+        """,
     ]
 
     INVALID = [
+        # the move of a tensor, a statement of its own, throws the moved copy away
+        """
+        import torch
+        model = EfficientNet.from_pretrained("efficientnet-b0")
+        img = tfms(Image.open("img.png")).unsqueeze(0)
+        img.to(device)
+        model.to(device)
+        model.eval()
+        with torch.no_grad():
+            outputs = model(img)  # expect: TL012
+        """,
         # a tokenizer's tensors passed to a model that `__init__` moved to the GPU
         """
         import torch
@@ -562,6 +602,11 @@ class InputNotOnModelDevice(Rule):
                 call, move, inputs = found
                 made = cst.Call(func=encoded.tokenizer.func, args=[cst.Arg(cst.Ellipsis())])
                 yield self.report(call, finder.message(call, move, inputs, made, moved="the tokenizer's output"))
+        for discarded in an.discarded_tensor_moves(ctx):
+            found = finder.unmoved_after_discarded_move(discarded)
+            if found is not None:
+                call, move, inputs = found
+                yield self.report(call, finder.discarded_message(call, move, discarded))
 
 
 class _Finder:
@@ -602,6 +647,15 @@ class _Finder:
         self.discarded = {}
         return self._first_unmoved(an.calls_on_tokenizer_output(self.idx, output), output.statement)
 
+    def unmoved_after_discarded_move(self, moved: an.DiscardedMove) -> tuple[cst.Call, cst.Call, list[str]] | None:
+        """A moved model called on a tensor whose move was thrown away (`img.to(device)`); the
+        model may be moved after that statement, as long as it is before the call."""
+        for call, inputs in an.calls_after_discarded_move(self.idx, moved):
+            found = self._first_unmoved([(call, inputs)], call)
+            if found is not None:
+                return found
+        return None
+
     def _first_unmoved(
         self, calls: list[tuple[cst.Call, list[cst.BaseExpression]]], start: cst.CSTNode
     ) -> tuple[cst.Call, cst.Call, list[str]] | None:
@@ -623,6 +677,17 @@ class _Finder:
             f"of the batch and `{model}` is moved (`{code(move)}`): `{code(call.func)}(...)` mixes "
             f"the model's output with a CPU tensor and fails with a device mismatch; move it too, "
             f"e.g. `{fix}`"
+        )
+
+    def discarded_message(self, call: cst.Call, move: cst.Call, moved: an.DiscardedMove) -> str:
+        code = self.ctx.module.code_for_node
+        model = code(an.model_call(call) or call.func)
+        where, _ = _move_fix(code, move, moved.name)
+        return (
+            f"`{model}` is moved to {where} (`{code(move)}`) but `{code(moved.move)}` throws the moved "
+            f"copy of its input `{moved.name}` away (a tensor's `.to()` and `.cuda()` return a new "
+            f"tensor): the forward pass fails with a device mismatch; assign it, e.g. "
+            f"`{moved.name} = {code(moved.move)}`"
         )
 
     def message(

@@ -150,3 +150,42 @@ class TestFirstFed:
         assert found is not None
         call, move, inputs = found
         assert (code(ctx, call), code(ctx, move), [code(ctx, i) for i in inputs]) == ("net(**enc)", "Net().cuda()", ["enc"])
+
+
+class TestDiscardedTensorMoves:
+    @pytest.mark.parametrize(
+        ("binding", "found"),
+        [
+            ("img = tfms(image).unsqueeze(0)", True),
+            ("img = torch.randn(1, 3, 224, 224)", True),
+            ("img = torch.from_numpy(array)", True),
+            ("img = tokenizer(text, return_tensors='pt').input_ids", True),
+            ("img = tokenizer(text, return_tensors='pt')", False),  # a BatchEncoding moves itself
+            ("img = dataset[0]", False),  # PyG's Data moves itself: not evidently a tensor
+            ("img = build().float()", False),  # a module has float() too
+            ("img = img.to(device)", False),
+        ],
+    )
+    def test_a_move_statement_of_a_name_last_bound_to_a_tensor(self, binding: str, found: bool) -> None:
+        ctx = context(f"import torch\n{binding}\nimg.to(device)\n")
+        moves = an.discarded_tensor_moves(ctx)
+        assert [(m.name, code(ctx, m.move)) for m in moves] == ([("img", "img.to(device)")] if found else [])
+
+    def test_only_statements_throw_the_copy_away(self) -> None:
+        ctx = context("import torch\nx = torch.zeros(3)\ny = x.cuda()\nmodel(x.to(device))\n")
+        assert an.discarded_tensor_moves(ctx) == []
+
+    def test_the_calls_that_still_get_the_unmoved_tensor(self) -> None:
+        ctx = context(
+            """
+            import torch
+            x = torch.zeros(3)
+            x.cuda()
+            first = model(x)
+            x = x.cuda()
+            second = model(x)
+            """
+        )
+        (moved,) = an.discarded_tensor_moves(ctx)
+        calls = an.calls_after_discarded_move(an.index(ctx), moved)
+        assert [code(ctx, c) for c, _ in calls] == ["model(x)"]

@@ -20,7 +20,8 @@ most once per file, through `FileContext.analysis`.
   batch as the loader yielded it, and samples taken from a dataset by index; how a `DataLoader(...)` is built and what its data is;
   distributed samplers, the loaders that draw from them and where those run a pass.
 - `inputs`: which moved model a call feeds (`model.generate(ids)` too), the move it made before
-  the data got there (also by a caller that passed the model in); tokenizer outputs, CPU tensors.
+  the data got there (also by a caller that passed the model in); tokenizer outputs, CPU tensors,
+  tensors whose move was thrown away.
 - `graphs`: which values carry autograd history, what backward passes consume.
 - `grad_regions`: whether a node runs with gradients off (also through its callers).
 - `evaluation`: eval-mode timelines, runs of a model in eval mode, deliberate gradients.
@@ -182,6 +183,10 @@ from torchlint.rules._analysis.inputs import (
     tokenizer_call as tokenizer_call,
     tokenizer_outputs as tokenizer_outputs,
     calls_on_tokenizer_output as calls_on_tokenizer_output,
+    TENSOR_ONLY_METHODS as TENSOR_ONLY_METHODS,
+    DiscardedMove as DiscardedMove,
+    discarded_tensor_moves as discarded_tensor_moves,
+    calls_after_discarded_move as calls_after_discarded_move,
 )
 from torchlint.rules._analysis.fixes import (
     insert_statement as insert_statement,
@@ -199,6 +204,7 @@ from torchlint.rules._analysis.loaders import (
     DatasetSample as DatasetSample,
     dataset_samples as dataset_samples,
     discarded_moves as discarded_moves,
+    TENSORS_FROM_DATA as TENSORS_FROM_DATA,
     forgotten_batch_parts as forgotten_batch_parts,
     forgotten_part_uses as forgotten_part_uses,
     ForgottenPartUse as ForgottenPartUse,

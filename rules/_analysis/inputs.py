@@ -3,7 +3,7 @@
 also of a model that a caller moved and passed in as a parameter. Data that stays on the host
 outside a loader loop: the tensors a Hugging Face tokenizer or processor returns
 (`tokenizer(text, return_tensors="pt")`, its `input_ids`), CPU tensors until something moves
-them.
+them, and tensors whose move was thrown away (`img.to(device)` as a statement).
 """
 
 from __future__ import annotations
@@ -22,18 +22,21 @@ from torchlint.rules._analysis.calls import (
     parameter_names,
     receiver,
 )
-from torchlint.rules._analysis.dataflow import target_names
+from torchlint.rules._analysis.dataflow import bindings, target_names
 from torchlint.rules._analysis.devices import placements
 from torchlint.rules._analysis.index import Index, index
-from torchlint.rules._analysis.loaders import STAYS_PUT, calls_on_raw_data
+from torchlint.rules._analysis.loaders import STAYS_PUT, TENSORS_FROM_DATA, calls_on_raw_data, move_statement
 from torchlint.rules._analysis.modes import model_key
-from torchlint.rules._analysis.names import last_name, string_text
+from torchlint.rules._analysis.names import Imports, imports, last_name, string_text
 from torchlint.rules._analysis.vocabulary import TOKENIZER_WORDS, name_tokens
 
 # Tokenizer methods that take `return_tensors=`; the others are read by their receiver's name.
 TOKENIZER_METHODS = frozenset("encode encode_plus batch_encode_plus pad apply_chat_template".split())
 # Those that return a plain tensor rather than a `BatchEncoding` (which `.to()` moves in place).
 RETURN_TENSOR = frozenset({"encode", "apply_chat_template"})
+# Tensor methods that keep a tensor where it is and that no `nn.Module` has (it has
+# `float()`, `half()`, `double()`): what they return is a tensor.
+TENSOR_ONLY_METHODS = STAYS_PUT - {"float", "double", "half"}
 
 
 def model_call(call: cst.Call) -> cst.BaseExpression | None:
@@ -160,3 +163,50 @@ def calls_on_tokenizer_output(idx: Index, output: TokenizerOutput) -> list[tuple
     raw = {name.value for target in output.statement.targets for name in target_names(target.target)}
     scope = idx.scope(output.statement)
     return calls_on_raw_data(idx, scope, raw, scope, after=idx.order(output.statement), moved_in_place=output.encodings)
+
+
+@dataclass(frozen=True)
+class DiscardedMove:
+    """`img.to(device)` or `img.cuda()` as a statement of its own, where `img` was last bound
+    to a tensor (a tensor method's result, `torch.tensor(...)`, a factory, a tokenizer's
+    `input_ids`): a tensor's move returns a copy, which the statement throws away. Names of
+    other objects are left alone: a `BatchEncoding`, PyG's `Data` or a module moves itself."""
+
+    move: cst.Call
+    name: str
+
+
+def discarded_tensor_moves(ctx: FileContext) -> list[DiscardedMove]:
+    return ctx.analysis(_build_discarded_tensor_moves)
+
+
+def _build_discarded_tensor_moves(ctx: FileContext) -> list[DiscardedMove]:
+    idx, binds, imps = index(ctx), bindings(ctx), imports(ctx)
+    found: list[DiscardedMove] = []
+    for statement in idx.nodes(cst.Expr):
+        move = move_statement(statement)
+        if move is None:
+            continue
+        binding = binds.before(idx.scope(statement), move[0], idx.order(statement))
+        if binding is not None and binding.value is not None and _evidently_tensor(binding.value, imps):
+            found.append(DiscardedMove(move[1], move[0]))
+    return found
+
+
+def _evidently_tensor(expr: cst.BaseExpression, imps: Imports) -> bool:
+    made = tokenizer_call(expr)
+    if made is not None:
+        return expr is not made or method_name(made) in RETURN_TENSOR
+    if not isinstance(expr, cst.Call):
+        return False
+    if isinstance(expr.func, cst.Attribute) and method_name(expr) in TENSOR_ONLY_METHODS:
+        return True
+    module, _, function = (imps.qualify(expr.func) or "").rpartition(".")
+    return module == "torch" and function in TENSORS_FROM_DATA
+
+
+def calls_after_discarded_move(idx: Index, moved: DiscardedMove) -> list[tuple[cst.Call, list[cst.BaseExpression]]]:
+    """The calls after the thrown-away move, in its scope, with the arguments that still hold
+    the unmoved tensor."""
+    scope = idx.scope(moved.move)
+    return calls_on_raw_data(idx, scope, {moved.name}, scope, after=idx.order(moved.move))

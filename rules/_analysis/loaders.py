@@ -385,12 +385,20 @@ def discarded_moves(idx: Index, loop: cst.For) -> dict[str, cst.Call]:
         return found
     raw = {name.value for name in target_names(target)}
     for statement in idx.within(loop.body, cst.Expr):
-        call = statement.value
-        owner = receiver(call) if isinstance(call, cst.Call) else None
-        if isinstance(call, cst.Call) and method_name(call) in ("to", "cuda") and isinstance(owner, cst.Name):
-            if owner.value in raw and idx.scope(statement) is idx.scope(loop):
-                found[owner.value] = call
+        move = move_statement(statement)
+        if move is not None and move[0] in raw and idx.scope(statement) is idx.scope(loop):
+            found[move[0]] = move[1]
     return found
+
+
+def move_statement(statement: cst.Expr) -> tuple[str, cst.Call] | None:
+    """The name and the call of `x.to(device)` or `x.cuda()` written as a statement of its
+    own, whose result nothing keeps: a module moves itself, a tensor only returns a copy."""
+    call = statement.value
+    if not isinstance(call, cst.Call) or method_name(call) not in ("to", "cuda"):
+        return None
+    owner = receiver(call)
+    return (owner.value, call) if isinstance(owner, cst.Name) else None
 
 
 def forgotten_batch_parts(idx: Index, funcs: Functions, loop: cst.For) -> set[str]:
