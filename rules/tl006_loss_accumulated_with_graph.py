@@ -16,7 +16,8 @@ class LossAccumulatedWithGraph(Rule):
     """
     ## What it does
     Finds a running total of a tensor that requires grad, kept across the iterations of a
-    loop: `total_loss += loss`, `total = total + loss`, `losses.append(loss)`,
+    loop: `total_loss += loss`, `total = total + loss`, `total = loss if total is None else
+    total + loss`, `losses.append(loss)`,
     `meter.update(loss, n)` of an `AverageMeter`-like running average, where
     `loss` is back-propagated in that iteration (or is part of what is, or is returned by a
     step function of this module or another project module that back-propagated it), or is a loss
@@ -311,6 +312,27 @@ class LossAccumulatedWithGraph(Rule):
                 optimizer.step()
                 optimizer.zero_grad()
                 train_loss += output.loss.detach()  # expect: TL006
+            """,
+        ),
+        # a total started by the first iteration and summed by the others (RecBole's trainer)
+        Example(
+            """
+            total_loss = None
+            for batch in loader:
+                losses = loss_func(batch)
+                losses.backward()
+                optimizer.step()
+                optimizer.zero_grad()
+                total_loss = losses if total_loss is None else total_loss + losses  # expect: TL006
+            """,
+            fixed="""
+            total_loss = None
+            for batch in loader:
+                losses = loss_func(batch)
+                losses.backward()
+                optimizer.step()
+                optimizer.zero_grad()
+                total_loss = losses.detach() if total_loss is None else total_loss + losses.detach()  # expect: TL006
             """,
         ),
         # the loss that a step function back-propagated, kept in a name before it is summed
@@ -663,8 +685,12 @@ class LossAccumulatedWithGraph(Rule):
             f"`{total}` accumulates `{name}`, {what}: every iteration's autograd "
             f"graph stays alive and memory grows; accumulate `{name}.detach()` or `{name}.item()`"
         )
-        detached = cst.Call(func=cst.Attribute(value=acc.value, attr=cst.Name("detach")))
-        return self.report(acc.statement, message, FixSpec(f"accumulate `{name}.detach()`", ((acc.value, detached),)))
+        edits = tuple(
+            (value, cst.Call(func=cst.Attribute(value=value, attr=cst.Name("detach"))))
+            for value in (acc.value, acc.start)
+            if value is not None
+        )
+        return self.report(acc.statement, message, FixSpec(f"accumulate `{name}.detach()`", edits))
 
 
 def _grad_enabled_eval(ctx: FileContext, idx: an.Index, imps: an.Imports, scope: cst.CSTNode) -> bool:

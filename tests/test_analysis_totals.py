@@ -140,3 +140,50 @@ def test_a_container_whose_elements_a_loop_backpropagates_flows_into_the_backwar
     flowing = an.backpropagated_names(ctx, an.index(ctx), func).flowing
     assert "outputs" in flowing
     assert "logged" not in flowing
+
+
+def test_a_conditional_that_starts_the_total_once_and_then_adds_to_it() -> None:
+    ctx = context(
+        """
+        for x in loader:
+            if isinstance(losses, tuple):
+                total = losses if total is None else tuple(map(sum, zip(total, losses)))
+            else:
+                total = losses if total is None else total + losses
+            window = loss if window is None else window + loss
+            kept = kept + loss if kept is not None else loss
+        """
+    )
+    loop = first_loop(ctx)
+    found = list(an.running_totals(ctx, loop))
+    assert [(code(ctx, t.accumulator), code(ctx, t.value), code(ctx, t.start)) for t in found if t.start is not None] == [
+        ("total", "losses", "losses"),
+        ("window", "loss", "loss"),
+        ("kept", "loss", "loss"),
+    ]
+    restarted = {code(ctx, t.accumulator): an.restarted_in_iteration(an.index(ctx), loop, t) for t in found}
+    # The tuple branch starts the total while it is None and otherwise builds on it.
+    assert restarted == {"total": False, "window": False, "kept": False}
+
+
+def test_a_conditional_that_drops_the_total_restarts_it() -> None:
+    ctx = context(
+        """
+        for x in loader:
+            total = loss if total is None else total + loss
+            total = None if step % 10 == 0 else total
+        """
+    )
+    loop = first_loop(ctx)
+    (found,) = an.running_totals(ctx, loop)
+    assert an.restarted_in_iteration(an.index(ctx), loop, found)
+
+
+def test_summed() -> None:
+    def addition(text: str) -> str | None:
+        found = an.summed(cst.parse_expression(text))
+        return cst.Module([]).code_for_node(found) if found is not None else None
+
+    assert addition("total + loss") == "total + loss"
+    assert addition("loss if total is None else total + loss") == "total + loss"
+    assert addition("total * 0.9") is None and addition("a if b else c") is None

@@ -305,6 +305,7 @@ from torchlint.rules._analysis.totals import (
     helper_totals as helper_totals,
     running_meters as running_meters,
     added_operand as added_operand,
+    summed as summed,
     container as container,
     restarted_in_iteration as restarted_in_iteration,
     LoopBinding as LoopBinding,

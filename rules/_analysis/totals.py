@@ -1,5 +1,6 @@
 """Running totals: values summed or collected across the iterations of a loop (`total +=
-loss`, `total += output.loss`, `total = total + loss`, `losses.append(loss)`, `meter.update(loss, n)` of a
+loss`, `total += output.loss`, `total = total + loss`, `total = loss if total is None else
+total + loss`, `losses.append(loss)`, `meter.update(loss, n)` of a
 running-average meter, `tracker.update(losses)` of a project class whose method adds its
 argument into an attribute), the value each one adds, and whether the total is started afresh
 inside the iteration. Whether the added value carries an autograd graph is `graphs`'s.
@@ -33,6 +34,8 @@ class RunningTotal:
     value: cst.Name | cst.Attribute | cst.Call
     # The total is kept by a method of another module that `statement` calls with `value`.
     in_helper: bool = False
+    # The branch that starts the total with the same value (`loss if total is None else ...`).
+    start: cst.BaseExpression | None = None
 
     @property
     def added_name(self) -> str | None:
@@ -56,12 +59,12 @@ def running_totals(ctx: FileContext, loop: cst.For | cst.While) -> Iterator[Runn
                 yield RunningTotal(node, node.target, node.value)
         elif isinstance(node, cst.Assign) and len(node.targets) == 1:
             target = node.targets[0].target
-            total = node.value
-            if isinstance(total, cst.BinaryOperation) and isinstance(total.operator, cst.Add):
+            total = summed(node.value)
+            if total is not None:
                 for own, other in ((total.left, total.right), (total.right, total.left)):
                     value = added_operand(other)
                     if same_expr(own, target) and value is not None:
-                        yield RunningTotal(node, target, value)
+                        yield RunningTotal(node, target, value, start=_start(node.value, total, value))
         elif isinstance(node, cst.Call) and method_name(node) == "append" and len(node.args) == 1:
             owner = receiver(node)
             item = node.args[0].value
@@ -127,6 +130,23 @@ def _sums_argument(idx: Index, update: cst.FunctionDef) -> bool:
     )
 
 
+def _start(value: cst.BaseExpression, total: cst.BinaryOperation, added: cst.BaseExpression) -> cst.BaseExpression | None:
+    if not isinstance(value, cst.IfExp):
+        return None
+    other = value.body if value.orelse is total else value.orelse
+    return other if same_expr(other, added) else None
+
+
+def summed(expr: cst.BaseExpression) -> cst.BinaryOperation | None:
+    """The addition that an assigned value computes: `total + loss`, or the branch of
+    `loss if total is None else total + loss` that adds (the first iteration starts it)."""
+    if isinstance(expr, cst.IfExp):
+        return summed(expr.orelse) or summed(expr.body)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        return expr
+    return None
+
+
 def added_operand(expr: cst.BaseExpression) -> cst.Name | cst.Attribute | None:
     """`loss` in `loss`, `loss * x.size(0)`, `loss / n`, `output.loss` (a model output's
     field); None in `w * loss.item()` or `loss.data` (a number, a detached tensor)."""
@@ -161,12 +181,35 @@ def restarted_in_iteration(idx: Index, loop: cst.For | cst.While, total: Running
         *idx.within(loop.body, cst.AnnAssign),
     ]
     for assign in assigns:
-        if isinstance(assign, cst.Assign) and isinstance(assign.value, cst.BinaryOperation):
+        if isinstance(assign, cst.Assign) and _carries_on(assign.value, base):
             continue
         targets = [t.target for t in assign.targets] if isinstance(assign, cst.Assign) else [assign.target]
         if any(dotted(container(t)) == base for t in targets):
             return True
     return False
+
+
+def _carries_on(value: cst.BaseExpression, base: str) -> bool:
+    """An assigned value that goes on from the total: `total + loss` (any arithmetic), or a
+    conditional that starts it while it is None and otherwise builds on it (`loss if total
+    is None else tuple(map(sum, zip(total, loss)))`)."""
+    if isinstance(value, cst.BinaryOperation):
+        return True
+    if not isinstance(value, cst.IfExp) or not isinstance(value.test, cst.Comparison):
+        return False
+    test = value.test
+    if len(test.comparisons) != 1 or dotted(test.left) != base:
+        return False
+    (comparison,) = test.comparisons
+    if not (isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None"):
+        return False
+    if isinstance(comparison.operator, cst.Is):
+        going_on = value.orelse
+    elif isinstance(comparison.operator, cst.IsNot):
+        going_on = value.body
+    else:
+        return False
+    return base in mentioned_names(going_on) and not detached(going_on)
 
 
 @dataclass(frozen=True)
