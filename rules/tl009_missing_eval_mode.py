@@ -435,6 +435,18 @@ class MissingEvalMode(Rule):
     ]
 
     INVALID = [
+        # Code from before `torch.no_grad()`: the test pass back-propagates nothing, in train mode.
+        """
+        import torch
+        for epoch in range(10):
+            model.train()
+            for x, y in train_loader:
+                optimizer.zero_grad()
+                criterion(model(x), y).backward()
+                optimizer.step()
+            for x, y in test_loader:  # expect: TL009
+                print(model(x).argmax(1))
+        """,
         # Every N steps a validation batch goes through the network still in training mode.
         """
         import torch
@@ -845,7 +857,9 @@ class _Finder:
             if scope is not func and not (isinstance(scope, cst.Lambda) and self.idx.scope(scope) is func):
                 continue
             if not (decorated or an.in_grad_free_block(self.idx, call, self.imps, stop_at_function=False)):
-                continue
+                # With gradients on, a pass over data that back-propagates nothing evaluates too.
+                if not self._in_own_loop(call, func):
+                    continue
             for model in an.models_run_by(self.ctx, call):
                 key = an.model_key(model)
                 if key is None or not an.looks_like_model(key) or key in local:
@@ -853,6 +867,9 @@ class _Finder:
                 if self._is_trained(key, model, func):
                     return call, model
         return None
+
+    def _in_own_loop(self, call: cst.Call, func: cst.FunctionDef) -> bool:
+        return any(self.idx.contains(func, loop) for loop in an.enclosing_loops(self.idx, call))
 
     def _is_trained(self, key: str, model: cst.BaseExpression, func: cst.FunctionDef) -> bool:
         if key in self.trained:
@@ -896,6 +913,13 @@ class _Finder:
         model = self.ctx.module.code_for_node(an.called_module(found.call))  # type: ignore[arg-type]
         data = self.ctx.module.code_for_node(found.data)
         where = "in this training loop" if found.in_training else "in this code, which trains it"
+        if not found.grad_free and isinstance(found.node, cst.For):
+            return (
+                f"the evaluation over `{data}` runs `{model}` (and back-propagates nothing) but `{model}` is never "
+                f"put in eval mode {where}: dropout stays active and batch-norm uses batch statistics and moves its "
+                f"running averages with this data; call `{model}.eval()` before the evaluation and `{model}.train()` "
+                f"before training resumes"
+            )
         if not found.grad_free:
             return (
                 f"the batch drawn from `{data}` runs `{model}` while `{model}` is never put in eval mode {where}: "
@@ -920,10 +944,16 @@ class _Finder:
         model = code(model_expr)
         through = "" if an.called_module(call) is model_expr else f" (through `{code(call.func)}()`)"
         name = func.name.value
+        how = "without gradients" if self._grad_free(func, call) else "over its data (and back-propagates nothing)"
         return (
-            f"`{name}()` runs `{model}`{through} without gradients but never calls `{model}.eval()`, and no "
+            f"`{name}()` runs `{model}`{through} {how} but never calls `{model}.eval()`, and no "
             f"caller does: dropout stays active and batch-norm uses batch statistics during evaluation; call "
             f"`{model}.eval()` at the start of `{name}()` (and `{model}.train()` before training resumes)"
+        )
+
+    def _grad_free(self, func: cst.FunctionDef, call: cst.Call) -> bool:
+        return an.grad_free_decorated(func, self.imps) or an.in_grad_free_block(
+            self.idx, call, self.imps, stop_at_function=False
         )
 
     def fix(self, func: cst.FunctionDef, model_expr: cst.BaseExpression) -> FixSpec | None:

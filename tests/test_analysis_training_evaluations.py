@@ -31,8 +31,17 @@ def test_a_gradient_free_loop_over_validation_data_inside_training() -> None:
     assert passes(source) == [("for xv, yv in enumerate(val_loader):", "val_loader", "net(xv)", True, True)]
 
 
-def test_a_loop_over_validation_data_with_gradients_is_not_one() -> None:
-    assert passes(TRAIN + "    for xv, yv in val_loader:\n        acc(net(xv), yv)\n") == []
+def test_a_loop_over_validation_data_with_gradients_counts_when_it_back_propagates_nothing() -> None:
+    # Code from before `torch.no_grad()` (PyTorch 0.3 and older) evaluates with gradients on.
+    source = TRAIN + "    for xv, yv in val_loader:\n        acc(net(xv), yv)\n"
+    assert passes(source) == [("for xv, yv in val_loader:", "val_loader", "net(xv)", True, False)]
+    beside = TRAIN + "for xt, yt in test_loader:\n    acc(net(xt), yt)\n"
+    assert passes(beside) == [("for xt, yt in test_loader:", "test_loader", "net(xt)", False, False)]
+
+
+def test_a_loop_over_validation_data_that_back_propagates_is_not_one() -> None:
+    source = TRAIN + "    for xv, yv in val_loader:\n        criterion(net(xv), yv).backward()\n"
+    assert passes(source) == []
 
 
 def test_a_final_test_loop_beside_training() -> None:

@@ -155,9 +155,9 @@ class TrainingEvaluations:
                 data = unwrap_iterable(inner.iter)
                 if not says_evaluation_data(last_name(data)):
                     continue
-                call = self._unmoded_call_in(inner.body, scope, grad_free_only=True)
+                call = self._unmoded_call_in(inner.body, scope, grad_free_only=self._trains(inner.body))
                 if call is not None:
-                    yield UnmodedEvaluation(inner, data, call, in_training=True)
+                    yield UnmodedEvaluation(inner, data, call, in_training=True, grad_free=self._grad_free(call))
             for assign in self.idx.within(loop.body, cst.Assign):
                 drawn = drawn_batch(assign.value)
                 if drawn is None or self.idx.scope(assign) is not scope or not says_evaluation_data(last_name(drawn)):
@@ -165,7 +165,7 @@ class TrainingEvaluations:
                 block = self.idx.enclosing(assign, (cst.IndentedBlock,))
                 if block is None:
                     continue
-                trains = bool(self.train.events_in(self.train.backward, block, self.funcs))
+                trains = self._trains(block)
                 # Run with gradients only here, a callee (`log(net(x))`) is no trained network.
                 elsewhere = {
                     model_key(called_module(c))
@@ -174,8 +174,7 @@ class TrainingEvaluations:
                 }
                 call = self._unmoded_call_in(block, scope, grad_free_only=trains, after=assign, among=elsewhere)
                 if call is not None:
-                    grad_free = in_grad_free_block(self.idx, call, self.imps)
-                    yield UnmodedEvaluation(assign, drawn, call, in_training=True, grad_free=grad_free)
+                    yield UnmodedEvaluation(assign, drawn, call, in_training=True, grad_free=self._grad_free(call))
 
     def _beside_training(self) -> Iterator[UnmodedEvaluation]:
         """A gradient-free loop over validation or test data beside a training loop in the
@@ -195,9 +194,15 @@ class TrainingEvaluations:
                 data = unwrap_iterable(loop.iter)
                 if not says_evaluation_data(last_name(data)):
                     continue
-                call = self._unmoded_call_in(loop.body, scope, grad_free_only=True)
+                call = self._unmoded_call_in(loop.body, scope, grad_free_only=self._trains(loop.body))
                 if call is not None:
-                    yield UnmodedEvaluation(loop, data, call, in_training=False)
+                    yield UnmodedEvaluation(loop, data, call, in_training=False, grad_free=self._grad_free(call))
+
+    def _trains(self, block: cst.CSTNode) -> bool:
+        return bool(self.train.events_in(self.train.backward, block, self.funcs))
+
+    def _grad_free(self, call: cst.Call) -> bool:
+        return in_grad_free_block(self.idx, call, self.imps)
 
     def _unmoded_call_in(
         self,
