@@ -277,3 +277,31 @@ class TestPlacedByTheCallee:
     )
     def test_a_module_that_may_not_move_them_does_not_place_them(self, attrs: str) -> None:
         assert self.placed("self.rope(frame_indices=ids, device=x.device)", attrs) == []
+
+
+class TestTheTensorMeetsItself:
+    """`gauss / gauss.sum()`: the CPU tensor combined with itself meets no device tensor, even
+    where its name also holds one on other paths (a device-following helper)."""
+
+    @pytest.mark.parametrize(
+        ("use", "reaches"),
+        [
+            ("return gauss / gauss.sum(-1, keepdim=True)", False),
+            ("return gauss / sigma.sum()", True),
+            ("return gauss * x[gauss.long()]", True),
+        ],
+    )
+    def test_a_tensor_divided_by_itself(self, use: str, reaches: bool) -> None:
+        finder, (cpu,) = factories(
+            f"""
+            import torch
+            def gaussian(window, sigma):
+                ramp = torch.arange(window, device=sigma.device)
+                x = sigma.new_ones(window)
+                if isinstance(sigma, float):
+                    sigma = torch.tensor([[sigma]])
+                gauss = torch.exp(-ramp / sigma.pow(2.0))
+                {use}
+            """
+        )
+        assert finder.reaches_device(cpu) is reaches
