@@ -278,6 +278,24 @@ class TestPlacedByTheCallee:
     def test_a_module_that_may_not_move_them_does_not_place_them(self, attrs: str) -> None:
         assert self.placed("self.rope(frame_indices=ids, device=x.device)", attrs) == []
 
+    @pytest.mark.parametrize(("rope", "reaches"), [("Rotary", False), ("Table", True)])
+    def test_factory_handed_to_a_module_attribute(self, rope: str, reaches: bool) -> None:
+        finder, (arange,) = factories(
+            textwrap.dedent(self.CLASSES)
+            + textwrap.dedent(
+                f"""
+                class Video(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.rope = {rope}()
+                    def forward(self, x):
+                        ids = torch.arange(x.shape[1]).unsqueeze(0)
+                        return x * self.rope(frame_indices=ids, device=x.device)
+                """
+            )
+        )
+        assert finder.reaches_device(arange) is reaches
+
 
 class TestTheTensorMeetsItself:
     """`gauss / gauss.sum()`: the CPU tensor combined with itself meets no device tensor, even

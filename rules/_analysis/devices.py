@@ -382,6 +382,8 @@ class ForwardFactories:
             return Fate.NONE  # a size or a bound of another factory: read on the host
         if "ctc" in (callee_name(call) or "").lower():
             return Fate.NONE  # CTC losses take CPU targets and lengths (cuDNN requires them)
+        if any(arg is current.value for arg in sm.placed_arguments(self.ctx, call)):
+            return Fate.MOVED  # the callee moves it first: `self.rope(ids)` whose `forward` does `ids.to(device)`
         if self._calls_submodule(call, func):
             return Fate.MIXED  # `self.embedding(cpu)`
         passed = self._passed_to_local(call, current, depth)
