@@ -30,7 +30,9 @@ function: {"kind": "function", "params": [...], "effects": [...], "calls": [...]
            "totals_params": [params it adds into an attribute of `self`: `self.sum[k] += loss[k]`],
            "mixes": [project functions whose results it computes with: `x + table(n)`],
            "clock_reads": number,  # wall-clock reads: a timing helper reads two or more
-           "returns_moved": bool}  # returns a model it moved to an accelerator
+           "returns_moved": bool,  # returns a model it moved to an accelerator
+           "places_params": [params it moves to a device before reading anything but their
+                             metadata: `ids = ids.to(device)`, `kernel[None].to(x.device)`]}
 class:    {"kind": "class", "bases": [...], "methods": {name: function}, "attrs": {attr: [...]},
            "mode_words": bool, "dropout_params": {param: default}, "init_params": [...],
            "uses": [...]}
@@ -262,6 +264,95 @@ def _moves_to_accelerator(value: ast.expr) -> bool:
     return isinstance(target, (ast.Name, ast.Attribute)) and bool(an.DEVICE_WORDS.intersection(an.name_tokens(_last(target))))
 
 
+def _moved_name(call: ast.Call) -> str | None:
+    """`x` for a move of `x` to a device: `x.to(device)`, `x.cuda()`, `x[:, None].to(x.device)`,
+    `x.float().to(dev)` (through indexing and methods that keep it the same data)."""
+    if not _moves_to_accelerator(call):
+        return None
+    assert isinstance(call.func, ast.Attribute)
+    moved = call.func.value
+    while True:
+        if isinstance(moved, ast.Subscript):
+            moved = moved.value
+        elif (
+            isinstance(moved, ast.Call)
+            and isinstance(moved.func, ast.Attribute)
+            and moved.func.attr in an.SCALAR_ARG_METHODS
+        ):
+            moved = moved.func.value
+        else:
+            break
+    return moved.id if isinstance(moved, ast.Name) else None
+
+
+def _placed_before_use(func: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
+    """`func` moves its parameter `param` to a device before it reads anything of it but its
+    metadata (`param.shape`, `param.size(0)`): every other read is a move (`param.to(device)`,
+    `param[:, None].to(x.device)`), or follows `param = param.to(device)` as a statement of
+    the body itself (not of a branch), after which the name holds the moved tensor. Any other
+    binding of the name first leaves the answer to code this does not follow: False."""
+    parents: dict[int, ast.AST] = {}
+    reads: list[ast.Name] = []
+    bindings: list[ast.Name] = []
+    for node in ast.walk(func):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+        if isinstance(node, ast.Name) and node.id == param:
+            (reads if isinstance(node.ctx, ast.Load) else bindings).append(node)
+    rebound_at: tuple[int, int] | None = None
+    if bindings:
+        statement = parents.get(id(min(bindings, key=lambda n: (n.lineno, n.col_offset))))
+        if not _rebinds_moved(func, param, statement):
+            return False
+        assert statement is not None
+        rebound_at = (statement.end_lineno or 0, statement.end_col_offset or 0)
+    moved = False
+    for read in sorted(reads, key=lambda n: (n.lineno, n.col_offset)):
+        if rebound_at is not None and (read.lineno, read.col_offset) > rebound_at:
+            break
+        parent = parents.get(id(read))
+        if isinstance(parent, ast.Attribute) and (
+            parent.attr in an.METADATA
+            or (parent.attr in an.METADATA_CALLS and isinstance(parents.get(id(parent)), ast.Call))
+        ):
+            continue
+        if _enclosing_move(parents, read) is None:
+            return False
+        moved = True
+    return moved
+
+
+def _rebinds_moved(func: ast.FunctionDef | ast.AsyncFunctionDef, param: str, target_parent: ast.AST | None) -> bool:
+    """`param = param.to(device)` as a statement of `func`'s own body."""
+    return (
+        isinstance(target_parent, ast.Assign)
+        and target_parent in func.body
+        and len(target_parent.targets) == 1
+        and isinstance(target_parent.value, ast.Call)
+        and _moved_name(target_parent.value) == param
+    )
+
+
+def _enclosing_move(parents: dict[int, ast.AST], read: ast.Name) -> ast.Call | None:
+    """The move whose moved name `read` is (`read.to(device)`, `read[0].float().cuda()`)."""
+    node: ast.AST = read
+    while True:
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            node = parent
+        elif isinstance(parent, ast.Attribute) and parent.value is node:
+            call = parents.get(id(parent))
+            if not isinstance(call, ast.Call):
+                return None
+            if _moved_name(call) == read.id:
+                return call
+            if parent.attr not in an.SCALAR_ARG_METHODS:
+                return None
+            node = call
+        else:
+            return None
+
+
 def _added_into_self(node: ast.AugAssign) -> set[str]:
     """`p` for `self.total += p` or `self.totals[k] += p[k]`: a name added as it is (not its
     `.item()`, nor through any call) into an attribute of `self`."""
@@ -307,6 +398,8 @@ class _Function:
         self.clock_reads = 0
         # Names it moves to an accelerator (`net` in `net.cuda()`, `net = Net().to(device)`).
         self.moved: set[str] = set()
+        # Parameters it moves to a device somewhere (`ids.to(device)`): those it may place.
+        self.moved_params: set[str] = set()
         # Names this function back-propagates (`loss` in `loss.backward()`).
         self.backpropagated: set[str] = set()
         self.assigned: dict[str, ast.expr] = {}
@@ -354,6 +447,7 @@ class _Function:
             "returns_backpropagated": bool(self.returns)
             and all(isinstance(v, ast.Name) and v.id in self.backpropagated for v in self.returns),
             "totals_params": sorted(self.totals & set(self.params)),
+            "places_params": sorted(p for p in self.moved_params if _placed_before_use(self.node, p)),
         }
 
 
@@ -589,6 +683,9 @@ class _Walk:
             active[0].clock_reads += 1
         if _moves_to_accelerator(call) and isinstance(owner, ast.Name):
             active[0].moved.add(owner.id)
+        moved_param = _moved_name(call) if method in ("to", "cuda") else None
+        if moved_param in active[0].params and moved_param not in ("self", "cls"):
+            active[0].moved_params.add(moved_param)
         if qualified.endswith("cuda.synchronize") or method in an.WAITING_METHODS:
             found.add("syncs")
         if method in ("to", "cuda"):
@@ -766,7 +863,7 @@ def _attribute_entry(ctx: FileContext, project: ProjectView, expr: cst.BaseExpre
         found = project.lookup(held[0], found.module) if found is not None and len(held) == 1 else None
         if found is None or found.kind != "class":
             return None
-    return _method(project, found, method) if found is not None else None
+    return _method(ctx, found, method) if found is not None else None
 
 
 def _instance_class(project: ProjectView, imps: an.Imports, value: cst.BaseExpression) -> Entry | None:
@@ -781,15 +878,18 @@ def _instance_class(project: ProjectView, imps: an.Imports, value: cst.BaseExpre
     return entry if entry is not None and entry.kind == "class" else None
 
 
-def _method(project: ProjectView, owner: Entry, method: str, depth: int = 0) -> Entry | None:
-    """`owner.method`, defined in the class or inherited from its project base classes."""
-    found = project.lookup(f"{owner.name}.{method}", owner.module)
-    if found is not None or depth >= MAX_DEPTH:
-        return found
+def _method(ctx: FileContext, owner: Entry, method: str, depth: int = 0) -> Entry | None:
+    """`owner.method`, defined in the class or inherited from its project base classes (the
+    checked file's own classes too, outside a project)."""
+    data = owner.data.get("methods", {}).get(method)
+    if data is not None:
+        return Entry(f"{owner.name}.{method}", data, owner.module)
+    if depth >= MAX_DEPTH:
+        return None
     for base in owner.data.get("bases", ()):
-        inner = project.lookup(base, owner.module)
+        inner = lookup(ctx, base, owner.module)
         if inner is not None and inner.kind == "class":
-            found = _method(project, inner, method, depth + 1)
+            found = _method(ctx, inner, method, depth + 1)
             if found is not None:
                 return found
     return None
@@ -807,7 +907,7 @@ def inherited_method(ctx: FileContext, expr: cst.BaseExpression) -> Entry | None
     method = name[len("self.") :]
     if cls is None or an.functions(ctx).method(cls.name.value, method) is not None:
         return None
-    return _inherited(ctx, cls, lambda base: _method(project, base, method))
+    return _inherited(ctx, cls, lambda base: _method(ctx, base, method))
 
 
 def inherited_attribute_classes(ctx: FileContext, node: cst.CSTNode, attr: str) -> list[Entry] | None:
@@ -838,21 +938,22 @@ def _inherited(ctx: FileContext, cls: cst.ClassDef, ask: Callable[[Entry], T | N
 
 
 def _attribute_classes(ctx: FileContext, owner: Entry, attr: str, depth: int = 0) -> list[Entry] | None:
-    project = view(ctx)
+    """The project classes that `owner` (or the base class that builds it) builds
+    `self.<attr>` with: the checked file's own classes too, outside a project."""
     values = owner.data.get("attrs", {}).get(attr)
-    if project is None or depth >= MAX_DEPTH:
+    if depth >= MAX_DEPTH:
         return None
     if values is None:
         for base in owner.data.get("bases", ()):
-            inner = project.lookup(base, owner.module)
+            inner = lookup(ctx, base, owner.module)
             if inner is not None and inner.kind == "class":
                 return _attribute_classes(ctx, inner, attr, depth + 1)
         return None
     found: list[Entry] = []
     for written in values:
-        entry = project.lookup(written, owner.module)
+        entry = lookup(ctx, written, owner.module)
         if entry is not None and entry.kind == "function":
-            returned = [project.lookup(r, entry.module) for r in entry.data.get("returns", ())]
+            returned = [lookup(ctx, r, entry.module) for r in entry.data.get("returns", ())]
             entry = returned[0] if len(returned) == 1 else None
         if entry is None or entry.kind != "class":
             return None
@@ -944,6 +1045,60 @@ def totaled_arguments(ctx: FileContext, call: cst.Call) -> list[cst.BaseExpressi
         params = params[1:]
     bound = _bound_arguments(params, call)
     return [bound[param] for param in entry.data.get("totals_params", ()) if param in bound]
+
+
+def placed_arguments(ctx: FileContext, call: cst.Call) -> list[cst.BaseExpression]:
+    """The arguments of `call` that what it runs moves to a device before it reads anything of
+    them but their metadata (`def forward(self, ids, device): ids = ids.to(device)`): a
+    function of the checked file or of another project module, a method of the class around
+    the call or of a project object, or the module that a `self.` attribute holds
+    (`self.rope(frame_indices=ids)` with `self.rope = RotaryEmbed(...)`, a project class
+    whose `forward` moves `frame_indices`). The call's arguments are bound to parameters by
+    position and by keyword; when it may run several functions, each must move the argument.
+    Empty when what it runs is unknown (an installed package's function)."""
+    found: list[cst.BaseExpression] | None = None
+    for entry in _functions_run(ctx, call):
+        params = entry.data.get("params", [])
+        bound = _bound_arguments(params[1:] if params[:1] == ["self"] else params, call)
+        moved = [bound[param] for param in entry.data.get("places_params", ()) if param in bound]
+        found = moved if found is None else [arg for arg in found if any(arg is m for m in moved)]
+    return found or []
+
+
+def _functions_run(ctx: FileContext, call: cst.Call) -> list[Entry]:
+    """The function entries that `call` may run (see `placed_arguments`); empty when any is
+    unknown: a nested function, or an attribute that holds something else too."""
+    func = call.func
+    found = entry_for(ctx, func) or inherited_method(ctx, func)
+    if found is not None:
+        return [found] if found.kind == "function" else []
+    local = an.functions(ctx).resolve(call)
+    if local:
+        entries = [_local_function(ctx, f) for f in local]
+        return [e for e in entries if e is not None] if all(e is not None for e in entries) else []
+    # `self.rope(...)` / `self.rope.forward(...)`: the module a `self.` attribute holds.
+    parts = (an.dotted(func) or "").split(".")
+    if parts[0] != "self" or len(parts) not in (2, 3) or parts[2:] not in ([], ["forward"]):
+        return []
+    cls = an.index(ctx).enclosing(call, (cst.ClassDef,))
+    owner = local_entry(ctx, cls.name.value) if cls is not None else None
+    held = _attribute_classes(ctx, owner, parts[1]) if owner is not None and owner.kind == "class" else None
+    # Calling the object runs its `__call__`, which for a module is `forward`.
+    names = ("__call__", "forward") if len(parts) == 2 else ("forward",)
+    runs = [next(filter(None, (_method(ctx, c, name) for name in names)), None) for c in held or ()]
+    return [r for r in runs if r is not None] if runs and all(r is not None for r in runs) else []
+
+
+def _local_function(ctx: FileContext, func: cst.FunctionDef) -> Entry | None:
+    """The entry of a top-level function of the checked file, or of a method of one of its
+    top-level classes; None for a nested function, which no summary describes."""
+    idx = an.index(ctx)
+    cls = an.functions(ctx).enclosing_class(func)
+    if cls is None:
+        return local_entry(ctx, func.name.value) if idx.scope(func) is ctx.module else None
+    owner = local_entry(ctx, cls.name.value) if idx.scope(cls) is ctx.module else None
+    data = owner.data.get("methods", {}).get(func.name.value) if owner is not None else None
+    return Entry(f"{owner.name}.{func.name.value}", data, owner.module) if owner is not None and data is not None else None
 
 
 def is_module_class(ctx: FileContext, entry: Entry, depth: int = 0) -> bool:

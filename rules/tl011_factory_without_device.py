@@ -55,7 +55,10 @@ class FactoryWithoutDevice(Rule):
     (`x[torch.arange(n)]`), as sizes of other factories, as CTC targets, or read back on the
     host (`torch.randint(...).item()`); nor tensors kept on the host on purpose: created in a
     branch chosen by the device (`if x.is_cuda:`), stored in a name that says so (`x_host`),
-    or computed by a helper whose result the caller moves. Test files are not checked.
+    or computed by a helper whose result the caller moves; nor tensors handed to a function,
+    method or module of the project that moves them to a device before it reads them (a
+    rotary embedding whose `forward` starts with `ids = ids.to(device)`). Test files are not
+    checked.
 
     ## Fix safety
     The fix adds `device=x.device`, where `x` is `forward`'s first argument. It is unsafe:
@@ -508,6 +511,39 @@ class FactoryWithoutDevice(Rule):
             return buf
         model = Tagger().cuda()
         """,
+        # Frame indices handed to a rotary embedding whose `forward` moves them to the device it
+        # is given before it reads them (diffusers' Helios and Framepack ropes), and a kernel
+        # built on the host for a float sigma and divided by its own sum, which the filter
+        # moves to its input's device (diffusers' stable video diffusion resize).
+        """
+        import torch
+        from torch import nn
+        class FrameRotary(nn.Module):
+            def forward(self, frame_indices, device):
+                batch = frame_indices.shape[0]
+                frame_indices = frame_indices.to(device=device, dtype=torch.float32)
+                return frame_indices[..., None].expand(batch, -1, 8)
+        def gaussian(window, sigma):
+            if isinstance(sigma, float):
+                sigma = torch.tensor([[sigma]])
+            x = torch.arange(window, device=sigma.device, dtype=sigma.dtype) - window // 2
+            gauss = torch.exp(-x.pow(2.0) / (2 * sigma.pow(2.0)))
+            return gauss / gauss.sum(-1, keepdim=True)
+        def filter2d(image, kernel):
+            weight = kernel[:, None, ...].to(device=image.device, dtype=image.dtype)
+            return torch.nn.functional.conv2d(image, weight)
+        class Video(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rope = FrameRotary()
+            def forward(self, hidden_states, frame_indices=None):
+                if frame_indices is None:
+                    frame_indices = torch.arange(hidden_states.shape[1]).unsqueeze(0)
+                angles = self.rope(frame_indices=frame_indices, device=hidden_states.device)
+                blurred = filter2d(hidden_states, gaussian(5, 1.5)[..., None, :])
+                return blurred * angles.cos()
+        model = Video().cuda()
+        """,
     ]
 
     INVALID = [
@@ -805,6 +841,23 @@ class FactoryWithoutDevice(Rule):
                 mask = torch.ones(output.shape).type(torch.FloatTensor)  # expect: TL011
                 return (output * mask.type(torch.float16)).sum()
         model = nn.Linear(4, 4).cuda()
+        """,
+        # Frame indices handed to a rotary embedding of the file that reads them as they are.
+        """
+        import torch
+        from torch import nn
+        class FrameRotary(nn.Module):
+            def forward(self, frame_indices):
+                return frame_indices[..., None] * self.freqs
+        class Video(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rope = FrameRotary()
+                self.register_buffer("freqs", torch.ones(8))
+            def forward(self, hidden_states):
+                frame_indices = torch.arange(hidden_states.shape[1]).unsqueeze(0)  # expect: TL011
+                return hidden_states * self.rope(frame_indices).cos()
+        model = Video().cuda()
         """,
         # A loss module built in forward around a CPU weight, then called on the inputs.
         """

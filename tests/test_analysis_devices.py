@@ -10,6 +10,7 @@ import pytest
 
 from torchlint.rule import FileContext
 from torchlint.rules import _analysis as an
+from torchlint.rules import _summaries as sm
 from torchlint.rules._analysis.devices import ForwardFactories
 
 
@@ -210,3 +211,115 @@ class TestDeviceFollowingFunctions:
         assert roots == {"partition"}
         reaching = [c for c in calls if finder.reaches_device(c)]
         assert [an.callee_name(c) for c in reaching] == ["ones"]
+
+
+class TestPlacedByTheCallee:
+    """A CPU tensor handed to a function, method or module of the project that moves it to a
+    device before it reads it (`sm.placed_arguments`) is placed; an unknown callee's is not."""
+
+    CLASSES = """
+        import torch
+        from torch import nn
+        import vendor
+        class Rotary(nn.Module):
+            def forward(self, frame_indices, device):
+                n = frame_indices.shape[1]
+                frame_indices = frame_indices.to(device=device, dtype=torch.float32)
+                return frame_indices[:, :n, None] * self.freqs
+        class Table(nn.Module):
+            def forward(self, frame_indices, device):
+                return frame_indices[..., None] * self.freqs
+        def place(kernel, x):
+            return kernel[:, None].to(device=x.device)
+        """
+
+    def placed(self, body: str, attrs: str = "self.rope = Rotary()") -> list[str]:
+        text = textwrap.dedent(self.CLASSES) + textwrap.dedent(
+            f"""
+            class Video(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    {attrs}
+                def place_here(self, ids, device):
+                    return ids.cuda()
+                def forward(self, x, ids):
+                    return {body}
+            """
+        )
+        ctx = FileContext("model.py", text, cst.parse_module(text))
+        (call,) = (c for c in an.index(ctx).nodes(cst.Call) if ctx.module.code_for_node(c) == body)
+        return [ctx.module.code_for_node(arg) for arg in sm.placed_arguments(ctx, call)]
+
+    @pytest.mark.parametrize(
+        ("body", "placed"),
+        [
+            ("self.rope(frame_indices=ids, device=x.device)", ["ids"]),
+            ("self.rope(device=x.device, frame_indices=ids)", ["ids"]),
+            ("self.rope(ids, x.device)", ["ids"]),
+            ("self.rope.forward(ids, x.device)", ["ids"]),
+            ("self.place_here(ids, x.device)", ["ids"]),
+            ("place(ids, x)", ["ids"]),
+            ("place(x=x, kernel=ids)", ["ids"]),
+            ("vendor.place(ids, x)", []),  # an installed package's function: unknown
+            ("self.unknown(ids, x.device)", []),
+        ],
+    )
+    def test_the_arguments_the_callee_moves(self, body: str, placed: list[str]) -> None:
+        assert self.placed(body) == placed
+
+    @pytest.mark.parametrize(
+        "attrs",
+        [
+            "self.rope = Table()",  # reads them as they are
+            "self.rope = Rotary() if self.video else Table()",  # one of them does not move them
+            "self.rope = vendor.Rotary()",
+        ],
+    )
+    def test_a_module_that_may_not_move_them_does_not_place_them(self, attrs: str) -> None:
+        assert self.placed("self.rope(frame_indices=ids, device=x.device)", attrs) == []
+
+    @pytest.mark.parametrize(("rope", "reaches"), [("Rotary", False), ("Table", True)])
+    def test_factory_handed_to_a_module_attribute(self, rope: str, reaches: bool) -> None:
+        finder, (arange,) = factories(
+            textwrap.dedent(self.CLASSES)
+            + textwrap.dedent(
+                f"""
+                class Video(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.rope = {rope}()
+                    def forward(self, x):
+                        ids = torch.arange(x.shape[1]).unsqueeze(0)
+                        return x * self.rope(frame_indices=ids, device=x.device)
+                """
+            )
+        )
+        assert finder.reaches_device(arange) is reaches
+
+
+class TestTheTensorMeetsItself:
+    """`gauss / gauss.sum()`: the CPU tensor combined with itself meets no device tensor, even
+    where its name also holds one on other paths (a device-following helper)."""
+
+    @pytest.mark.parametrize(
+        ("use", "reaches"),
+        [
+            ("return gauss / gauss.sum(-1, keepdim=True)", False),
+            ("return gauss / sigma.sum()", True),
+            ("return gauss * x[gauss.long()]", True),
+        ],
+    )
+    def test_a_tensor_divided_by_itself(self, use: str, reaches: bool) -> None:
+        finder, (cpu,) = factories(
+            f"""
+            import torch
+            def gaussian(window, sigma):
+                ramp = torch.arange(window, device=sigma.device)
+                x = sigma.new_ones(window)
+                if isinstance(sigma, float):
+                    sigma = torch.tensor([[sigma]])
+                gauss = torch.exp(-ramp / sigma.pow(2.0))
+                {use}
+            """
+        )
+        assert finder.reaches_device(cpu) is reaches

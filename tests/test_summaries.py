@@ -234,6 +234,28 @@ def test_mode_dependent_layers(layer: str) -> None:
     assert found["defs"]["Net"]["mode_words"] is True
 
 
+@pytest.mark.parametrize(
+    ("body", "placed"),
+    [
+        ("n = ids.shape[0]\n    ids = ids.to(device=device, dtype=torch.float32)\n    return ids[:n] + 1", True),
+        ("return torch.meshgrid(ids.to(device=device), torch.arange(4, device=device))", True),
+        ("return conv(x, ids[:, None].float().to(device=x.device))", True),
+        ("if ids.size(0) > 1:\n        return ids.cuda()\n    return ids.cuda() * 2", True),
+        ("ids = ids.to(torch.float32)\n    return ids.to(device)", False),  # a cast, then the cast is moved
+        ("ids = ids + 1\n    return ids.to(device)", False),  # computed with on the host first
+        ("moved = ids.to(device)\n    return moved + ids", False),  # read again, unmoved
+        ("if device.type == 'cuda':\n        ids = ids.to(device)\n    return ids * 2", False),  # moved on one path only
+        ("return x[ids.to(device)]", True),
+        ("ids = ids.cuda()\n    ids = ids * 2\n    return ids", True),  # computed with once moved
+        ("ids = ids * 2\n    ids = ids.cuda()\n    return ids", False),
+        ("return x[ids]", False),
+    ],
+)
+def test_the_parameters_a_function_moves_before_reading_them(body: str, placed: bool) -> None:
+    found = summarize(ast.parse(f"def embed(x, ids, device):\n    {body}"))["defs"]["embed"]["places_params"]
+    assert found == (["ids"] if placed else [])
+
+
 def test_a_summary_is_plain_json() -> None:
     data = summarize(ast.parse(inspect.getsource(summaries_module)))
     assert json.loads(json.dumps(data)) == data

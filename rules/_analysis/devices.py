@@ -343,7 +343,7 @@ class ForwardFactories:
             others = [parent.left, parent.right]
         elif isinstance(parent, cst.Comparison):
             others = [parent.left, *(c.comparator for c in parent.comparisons)]
-        if any(not self.idx.contains(o, start) and self.on_device(o, func) for o in others):
+        if any(not self.idx.contains(o, start) and self.on_device(o, func, _held(start)) for o in others):
             return Fate.MIXED
         return None
 
@@ -364,7 +364,7 @@ class ForwardFactories:
                 return None if _host_type(call, self.imps) else Fate.MOVED
             if method in HOST_READS or method in METADATA_CALLS or (method in REDUCTIONS and not call.args):
                 return Fate.NONE  # `t.max()`: a 0-dim tensor
-            if method not in SCALAR_ARG_METHODS and any(self.on_device(arg.value, func) for arg in call.args):
+            if method not in SCALAR_ARG_METHODS and any(self.on_device(arg.value, func, _held(start)) for arg in call.args):
                 return Fate.MIXED
             return None
         if not isinstance(current, cst.Arg):
@@ -382,6 +382,8 @@ class ForwardFactories:
             return Fate.NONE  # a size or a bound of another factory: read on the host
         if "ctc" in (callee_name(call) or "").lower():
             return Fate.NONE  # CTC losses take CPU targets and lengths (cuDNN requires them)
+        if any(arg is current.value for arg in sm.placed_arguments(self.ctx, call)):
+            return Fate.MOVED  # the callee moves it first: `self.rope(ids)` whose `forward` does `ids.to(device)`
         if self._calls_submodule(call, func):
             return Fate.MIXED  # `self.embedding(cpu)`
         passed = self._passed_to_local(call, current, depth)
@@ -391,16 +393,16 @@ class ForwardFactories:
             return Fate.MOVED
         if passed in (Fate.MOVED, Fate.MIXED):
             return passed
-        if isinstance(call.func, cst.Attribute) and self.on_device(call.func.value, func):
+        if isinstance(call.func, cst.Attribute) and self.on_device(call.func.value, func, _held(start)):
             return Fate.MIXED  # `x.masked_fill(cpu_mask, 0)`
         if not self._is_torch_op(call):
             if "moves_device" in sm.call_effects(self.ctx, call):
                 return Fate.MOVED  # a project helper that places what it is given (`move_device_like(t, x)`)
             return None  # a function of another module may move its arguments itself
-        if any(arg is not current and self.on_device(arg.value, func) for arg in call.args):
+        if any(arg is not current and self.on_device(arg.value, func, _held(start)) for arg in call.args):
             return Fate.MIXED  # `torch.matmul(x, cpu)`
         if isinstance(current.value, (cst.List, cst.Tuple)) and any(
-            not self.idx.contains(e, start) and self.on_device(e.value, func) for e in current.value.elements
+            not self.idx.contains(e, start) and self.on_device(e.value, func, _held(start)) for e in current.value.elements
         ):
             return Fate.MIXED  # `torch.cat([x, cpu])`
         return None
@@ -534,10 +536,12 @@ class ForwardFactories:
 
     # -- what lives on the model's device ---------------------------------------
 
-    def on_device(self, expr: cst.CSTNode, func: cst.CSTNode) -> bool:
+    def on_device(self, expr: cst.CSTNode, func: cst.CSTNode, besides: str | None = None) -> bool:
         """`expr` involves a tensor that lives where the model does: an input of the method,
         a parameter, buffer or submodule output of the module, or a name computed from them.
-        Shapes, dtypes and other host-side reads of those do not count."""
+        Shapes, dtypes and other host-side reads of those do not count, nor does the name
+        `besides`: the one that holds the CPU tensor being followed, whatever else it may
+        hold on other paths (`gauss / gauss.sum()` divides the tensor by itself)."""
         names = self._names_on_device(func)
         attrs = self._attrs_on_device(func)
         stack = [expr]
@@ -558,7 +562,7 @@ class ForwardFactories:
                 if self._calls_submodule(node, func):
                     return True
             elif isinstance(node, cst.Name):
-                if node.value in names:
+                if node.value in names and node.value != besides:
                     return True
                 continue
             elif isinstance(node, (cst.Lambda, cst.FunctionDef)):
@@ -651,6 +655,12 @@ class ForwardFactories:
                 if isinstance(target.target, cst.Attribute) and dotted(target.target.value) == "self":
                     attrs.add(target.target.attr.value)
         return attrs
+
+
+def _held(start: cst.CSTNode) -> str | None:
+    """The name whose use `start` is, when the tensor being followed is held in a local name.
+    Its other mentions in the same expression are the same tensor, each followed on its own."""
+    return start.value if isinstance(start, cst.Name) else None
 
 
 def _scalar_default(param: cst.Param) -> bool:
