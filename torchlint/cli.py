@@ -401,7 +401,7 @@ def leave(status: int | str | None) -> NoReturn:
     and editor case, bench/startup.py), and nothing in it matters to a finished run. As
     mypy does: the output is flushed and the exit handlers (the dataclass cache's save)
     run first. A run that left a thread going, or whose output cannot be flushed (a
-    closed pipe), exits the ordinary way, as before."""
+    closed pipe or stream), exits the ordinary way, as before."""
     import atexit
     import threading
 
@@ -409,7 +409,7 @@ def leave(status: int | str | None) -> NoReturn:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
-        except OSError:
+        except (OSError, ValueError):  # a closed pipe, or a stream closed (the server's stdout)
             pass
         else:
             if isinstance(status, str):
