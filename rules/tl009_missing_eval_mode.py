@@ -850,16 +850,14 @@ class _Finder:
             return None
         if self.switches.reaches_eval(func):
             return None
-        decorated = an.grad_free_decorated(func, self.imps)
         local = {an.model_key(t.target) for a in self.idx.within(func, cst.Assign) for t in a.targets}
         for call in self.idx.within(func, cst.Call):
             scope = self.idx.scope(call)
             if scope is not func and not (isinstance(scope, cst.Lambda) and self.idx.scope(scope) is func):
                 continue
-            if not (decorated or an.in_grad_free_block(self.idx, call, self.imps, stop_at_function=False)):
-                # With gradients on, a pass over data that back-propagates nothing evaluates too.
-                if not self._in_own_loop(call, func):
-                    continue
+            # With gradients on, a pass over data that back-propagates nothing evaluates too.
+            if not (self._grad_free(func, call) or self._in_own_loop(call, func)):
+                continue
             for model in an.models_run_by(self.ctx, call):
                 key = an.model_key(model)
                 if key is None or not an.looks_like_model(key) or key in local:
