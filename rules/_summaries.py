@@ -304,7 +304,7 @@ def _placed_before_use(func: ast.FunctionDef | ast.AsyncFunctionDef, param: str)
         statement = parents.get(id(min(bindings, key=lambda n: (n.lineno, n.col_offset))))
         if not _rebinds_moved(func, param, statement):
             return False
-        assert statement is not None
+        assert isinstance(statement, ast.Assign)  # what `_rebinds_moved` accepted
         rebound_at = (statement.end_lineno or 0, statement.end_col_offset or 0)
     moved = False
     for read in sorted(reads, key=lambda n: (n.lineno, n.col_offset)):
