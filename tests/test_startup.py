@@ -10,9 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from test_formats import BUGGY
 
 from torchlint.config import Config
+from torchlint.launch import runs_without_collector
 from torchlint.lazy_rules import LazyRule, index_path, index_source
 from torchlint.registry import all_rules
 
@@ -82,3 +84,40 @@ def test_a_lazy_rule_behaves_as_its_rule() -> None:
 def test_a_rule_missing_from_the_index_is_imported_up_front() -> None:
     rule = LazyRule("TL001", "missing-zero-grad", None)
     assert rule.triggered_by(BUGGY) and repr(rule).endswith("loaded)")
+
+
+COLLECTOR_AT_EXIT = """
+import atexit, gc, sys
+sys.argv = ["torchlint", *sys.argv[1:]]
+atexit.register(lambda: print("collector enabled:", gc.isenabled(), file=sys.stderr))
+from torchlint.launch import run
+run()
+"""
+
+
+@pytest.mark.parametrize(
+    "args, enabled",
+    [(("check", "--isolated", "--no-cache", "train.py"), False), (("rules",), True), (("--version",), True)],
+)
+def test_only_a_check_runs_without_the_cyclic_collector(tmp_path: Path, args: tuple[str, ...], enabled: bool) -> None:
+    (tmp_path / "train.py").write_text(BUGGY)
+    done = subprocess.run(
+        [sys.executable, "-c", COLLECTOR_AT_EXIT, *args], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert f"collector enabled: {enabled}" in done.stderr
+    assert done.returncode == (1 if args[0] == "check" else 0)  # the command itself ran
+
+
+@pytest.mark.parametrize(
+    "args, without",
+    [
+        (["check", "src"], True),
+        (["--no-color", "check"], True),
+        (["server"], False),
+        (["probe", "--all"], False),
+        (["explain", "check"], False),
+        ([], False),
+    ],
+)
+def test_the_command_decides_the_collector(args: list[str], without: bool) -> None:
+    assert runs_without_collector(args) is without

@@ -1,3 +1,3 @@
-from torchlint.cli import run
+from torchlint.launch import run
 
 run()

@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-from torchlint.dataclass_cache import enable as enable_dataclass_cache
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable, NoReturn, Sequence, TypeVar
 
-# Before any module of the command defines a dataclass (LibCST's nodes above all): the
-# methods that `dataclasses` generates are compiled once, not on every run.
-enable_dataclass_cache()
+import click
 
-import os  # noqa: E402
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any, Callable, NoReturn, Sequence, TypeVar  # noqa: E402
-
-import click  # noqa: E402
-
-from torchlint import __version__  # noqa: E402
-from torchlint.config import Config, ConfigError, discover_config, load_config  # noqa: E402
-from torchlint.discovery import PathError  # noqa: E402
-from torchlint.finding import Finding, Severity  # noqa: E402
+from torchlint import __version__
+from torchlint.config import Config, ConfigError, discover_config, load_config
+from torchlint.discovery import PathError
+from torchlint.finding import Finding, Severity
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
