@@ -8,10 +8,8 @@ ruff's vocabulary works too: `extend-select` / `extend-ignore` add to `select` /
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
-import shlex
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -387,6 +385,8 @@ def _probe_script(pattern: str, raw: Any, where: str, name: str) -> ProbeScript:
     args: tuple[str, ...] = ()
     if "args" in raw:
         if isinstance(raw["args"], str):
+            import shlex  # for the probe's settings only: not on every check's start-up
+
             args = tuple(shlex.split(raw["args"]))
         else:
             args = _string_list(raw["args"], where, f"{name}.args")
@@ -410,6 +410,8 @@ def _check_keys(table: Mapping[str, Any], known: set[str], where: str, key_name:
     if not unknown:
         return
     key = unknown[0]
+    import difflib  # on this error only: not on every check's start-up
+
     nearest = difflib.get_close_matches(key, sorted(known), n=1)
     hint = f"did you mean {key_name(nearest[0])!r}? " if nearest else ""
     raise ConfigError(f"{where}: unknown key {key_name(key)!r}; {hint}known keys: {', '.join(sorted(known))}")
