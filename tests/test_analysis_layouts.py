@@ -9,7 +9,7 @@ import pytest
 
 from torchlint.rule import FileContext
 from torchlint.rules import _analysis as an
-from torchlint.rules._analysis.layouts import Op, apply, layouts, source_layout, view_impossible, view_sizes
+from torchlint.rules._analysis.layouts import ONE, Op, Size, apply, layouts, source_layout, view_impossible, view_sizes
 
 
 def context(source: str) -> FileContext:
@@ -19,6 +19,21 @@ def context(source: str) -> FileContext:
 
 def views(ctx: FileContext) -> list[cst.Call]:
     return [c for c in an.index(ctx).nodes(cst.Call) if an.method_name(c) == "view"]
+
+
+class TestSymbolicSizes:
+    def test_ratios_are_kept_in_lowest_terms(self) -> None:
+        half = Size(2).inverse()
+        assert Size(6) * half == Size(3)
+        assert Size(4).inverse() * Size(6) == Size(3, (), 2)
+        assert Size(3) * Size(3).inverse() == ONE
+
+    def test_factors_cancel_and_zero_has_no_inverse(self) -> None:
+        heads = Size(1, (("nh", 1),))
+        width = Size(1, (("C", 1),)) * heads.inverse()  # C // nh
+        assert width * heads == Size(1, (("C", 1),))
+        assert Size(0).inverse() == Size(0)
+        assert Size(0).zero and not ONE.zero
 
 
 class TestLayoutModel:
