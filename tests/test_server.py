@@ -159,16 +159,41 @@ def test_workspace_settings_override_the_project(workspace: Path) -> None:
     assert client.close() == 0
 
 
+ACCUMULATION = (
+    "for i, (x, y) in enumerate(loader):\n"
+    "    loss = criterion(model(x), y)\n"
+    "    loss.backward()\n"
+    "    if (i + 1) % accum_steps == 0:\n"
+    "        optimizer.step()\n"
+    "        optimizer.zero_grad()\n"
+)
+
+
+def test_fail_on_shows_warnings_as_errors(workspace: Path) -> None:
+    for options, severity in ((None, 2), ({"torchlint": {"fail-on": "warning"}}, 1)):
+        client = start(workspace, options)
+        uri = open_document(client, workspace / "t.py", ACCUMULATION)
+        (diagnostic,) = [d for d in client.diagnostics(uri) if d["code"] == "TL015"]  # a warning
+        assert diagnostic["severity"] == severity
+        assert client.close() == 0
+
+
+def test_a_document_never_opened_has_no_hover_and_no_actions(workspace: Path) -> None:
+    client = start(workspace)
+    uri = (workspace / "nowhere.py").as_uri()
+    position = {"line": 0, "character": 0}
+    assert client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": position}) is None
+    actions = client.request(
+        "textDocument/codeAction",
+        {"textDocument": {"uri": uri}, "range": {"start": position, "end": position}, "context": {"diagnostics": []}},
+    )
+    assert actions == []
+    assert client.close() == 0
+
+
 def test_unsafe_fixes_only_when_asked(workspace: Path) -> None:
     # TL015's fix (dividing the loss by the accumulation steps) is unsafe.
-    source = (
-        "for i, (x, y) in enumerate(loader):\n"
-        "    loss = criterion(model(x), y)\n"
-        "    loss.backward()\n"
-        "    if (i + 1) % accum_steps == 0:\n"
-        "        optimizer.step()\n"
-        "        optimizer.zero_grad()\n"
-    )
+    source = ACCUMULATION
     for options, offered in ((None, False), ({"unsafe-fixes": True}, True)):
         client = start(workspace, options)
         uri = open_document(client, workspace / "t.py", source)
@@ -300,6 +325,31 @@ def test_without_pygls_the_command_says_what_to_install(tmp_path: Path) -> None:
         env={"PYTHONPATH": str(tmp_path), "PATH": ""},
     )
     assert done.returncode == 2 and "pip install 'torchlint[lsp]'" in done.stderr
+
+
+def test_editing_a_helper_updates_the_open_files_that_use_it_before_it_is_saved(tmp_path: Path) -> None:
+    import shutil
+
+    project = tmp_path / "trainer"
+    shutil.copytree(Path(__file__).parent / "data" / "projects" / "trainer", project)
+    helpers = project / "src" / "trainproj" / "helpers.py"
+    loop = project / "src" / "trainproj" / "train_steps.py"
+    original = helpers.read_text()
+    client = start(project)
+    try:
+        uri = open_document(client, loop, loop.read_text())
+        assert [d["code"] for d in client.diagnostics(uri)] == ["TL001"]
+        helper_uri = open_document(client, helpers, original)
+        client.diagnostics(helper_uri)
+        fixed = original.replace("    loss.backward()\n    optimizer.step()\n", "    loss.backward()\n    optimizer.step()\n    optimizer.zero_grad()\n")
+        assert fixed != original
+        change(client, helper_uri, 2, fixed)  # typed, not saved: the disk still has the bug
+        assert client.diagnostics(uri) == []
+        assert helpers.read_text() == original
+        change(client, helper_uri, 3, original)  # and undone
+        assert [d["code"] for d in client.diagnostics(uri)] == ["TL001"]
+    finally:
+        assert client.close() == 0
 
 
 def test_saving_a_helper_of_another_module_updates_the_open_files_that_use_it(tmp_path: Path) -> None:

@@ -58,7 +58,7 @@ from typing import Any, Callable, Iterable
 
 from torchlint.cache import content_digest
 from torchlint.digests import blake2b
-from torchlint.sources import decode, read_bytes
+from torchlint.sources import Unreadable, decode, read_bytes
 
 ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 # Re-exports followed from one package's `__init__` to the module that defines a name.
@@ -184,8 +184,11 @@ class Project:
         summarize: Summarizer,
         known: dict[str, tuple[str, Summary | None]] | None = None,
         checked: Iterable[Path] = (),
+        read: Callable[[Path], bytes | Unreadable] = read_bytes,
     ) -> None:
         self._summarize = summarize
+        # How a module's content is read: the language server reads open documents' unsaved text.
+        self._read = read
         # The folders named on the command line, absolute: roots of checkouts without markers.
         self.checked = tuple(Path(os.path.abspath(folder)) for folder in checked)
         self.known: dict[str, tuple[str, Summary | None]] = dict(known or {})
@@ -243,7 +246,7 @@ class Project:
         if known is not None and known[0] == self.read_digests.get(key):
             self._summaries[path] = known[1]
             return known[1]
-        data = read_bytes(path)
+        data = self._read(path)
         summary: Summary | None = None
         if isinstance(data, bytes):
             digest = content_digest(data)
@@ -265,7 +268,7 @@ class Project:
             key = os.path.abspath(path)
             known = self.known.get(key) or self.computed.get(key)
             if known is None or known[0] != self.read_digests.get(key):
-                data = read_bytes(path)
+                data = self._read(path)
                 if isinstance(data, bytes) and data.isascii() and not any(name.encode() in data for name in names):
                     return None
         return self.summary(path)

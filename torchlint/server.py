@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -36,7 +37,7 @@ from torchlint.projects import NearestConfigs
 from torchlint.registry import catalog
 from torchlint.reparse import IncrementalParser
 from torchlint.rule import RULE_DOC_URL, Rule
-from torchlint.sources import SourceFile, decode
+from torchlint.sources import SourceFile, Unreadable, decode, read_bytes
 from torchlint.suppression import DISABLE_FILE, parse_suppressions
 
 # Keystrokes closer together than this are checked once, after the last one. Short,
@@ -187,7 +188,22 @@ class TorchlintServer(LanguageServer):
 
     def schedule(self, uri: str) -> None:
         self.cancel_pending(uri)
-        self._pending[uri] = asyncio.get_running_loop().call_later(DEBOUNCE_SECONDS, self.publish, uri)
+        self._pending[uri] = asyncio.get_running_loop().call_later(DEBOUNCE_SECONDS, self.publish_edit, uri)
+
+    def publish_edit(self, uri: str) -> None:
+        """The diagnostics of an edited (or saved) document, then of the other open
+        documents whose findings the edit changed: they may use what this module defines
+        (a helper, a model), read as the editor holds it, saved or not."""
+        self.cancel_pending(uri)
+        self.publish(uri)
+        for other in [u for u in self.workspace.text_documents if u != uri]:
+            before = self.checked.pop(other, None)  # its text is unchanged, what it uses may not be
+            document = self.workspace.get_text_document(other)
+            after = self.check(document)
+            if before is None or before.findings != after.findings:
+                self.text_document_publish_diagnostics(
+                    types.PublishDiagnosticsParams(uri=other, version=after.version, diagnostics=after.diagnostics)
+                )
 
     def cancel_pending(self, uri: str) -> None:
         pending = self._pending.pop(uri, None)
@@ -282,10 +298,11 @@ class TorchlintServer(LanguageServer):
         from torchlint.project import Project, ProjectView
 
         memo_key = (hashlib.blake2b(data, digest_size=16).hexdigest(), id(config))
-        # A fresh view of the project per check: a helper saved since may change the findings.
-        project = Project(api.summarize_text, self._summaries)
+        # A fresh view of the project per check: a helper edited since may change the findings.
+        project = Project(api.summarize_text, self._summaries, read=self.read_module)
         remembered = self._memo.get(memo_key)
         if remembered is not None and project.still_valid(path, remembered[1]):
+            self._summaries.update(project.take_computed())
             return remembered[0]
         name = str(path)
         found: tuple[list[Finding], dict[str, str]] | None = None
@@ -302,6 +319,17 @@ class TorchlintServer(LanguageServer):
             self._memo.pop(next(iter(self._memo)))
         self._memo[memo_key] = found
         return found[0]
+
+    def read_module(self, path: Path) -> bytes | Unreadable:
+        """A module's content as the project model reads it: an open document's text as
+        the editor holds it, other modules from the disk."""
+        wanted = os.path.realpath(path)
+        for uri, document in self.workspace.text_documents.items():
+            where = to_fs_path(uri)
+            if where is not None and os.path.realpath(where) == wanted:
+                if self.workspace.get_notebook_document(cell_uri=uri) is None:
+                    return normalize(document.source).encode("utf-8")
+        return read_bytes(path)
 
     # Conversions
 
@@ -459,12 +487,7 @@ def create_server() -> TorchlintServer:
             for open_uri in list(ls.workspace.text_documents):
                 ls.publish(open_uri)
         else:
-            # Now, without waiting for edits still debounced; and every other open file, whose
-            # findings may depend on what this module does (a helper, a model).
-            for open_uri in [uri, *(u for u in ls.workspace.text_documents if u != uri)]:
-                if open_uri != uri:
-                    ls.checked.pop(open_uri, None)  # its text is unchanged, what it uses may not be
-                ls.publish(open_uri)
+            ls.publish_edit(uri)  # now, without waiting for edits still debounced
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
     def notebook_did_open(ls: TorchlintServer, params: types.DidOpenNotebookDocumentParams) -> None:
@@ -498,10 +521,14 @@ def create_server() -> TorchlintServer:
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
     )
     def code_action(ls: TorchlintServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        if params.text_document.uri not in ls.workspace.text_documents:
+            return []  # never opened: nothing was checked there
         return ls.code_actions(ls.workspace.get_text_document(params.text_document.uri), params.range)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: TorchlintServer, params: types.HoverParams) -> types.Hover | None:
+        if params.text_document.uri not in ls.workspace.text_documents:
+            return None
         return ls.hover(ls.workspace.get_text_document(params.text_document.uri), params.position)
 
     return server
