@@ -77,6 +77,8 @@ def test_a_nearer_select_replaces_the_extended_one(tmp_path: Path) -> None:
         ({"torchlint.toml": 'extend = "missing.toml"\n'}, "no such configuration file"),
         ({"torchlint.toml": 'extend = "b.toml"\n', "b.toml": 'extend = "torchlint.toml"\n'}, "extends itself"),
         ({"torchlint.toml": "extend = 3\n"}, "must be the path of another configuration file"),
+        # Another tool's settings only: the unknown key is `tool` itself.
+        ({"torchlint.toml": 'extend = "other.toml"\n', "other.toml": "[tool.other]\nx = 1\n"}, "unknown key 'tool';"),
     ],
 )
 def test_bad_extend_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict, message: str) -> None:
@@ -129,3 +131,4 @@ def test_extend_select_and_extend_ignore_flags_add_to_each_projects_settings(mon
     assert codes(check("--isolated", "--extend-select", "TL900", "unused.py")) == [("unused.py", "TL900")]
     bad = check("--extend-select", "TL0999", ".")
     assert bad.exit_code == 2 and "extend-select: unknown rule code or name 'TL0999'" in bad.stderr
+    assert "toml" not in bad.stderr  # the flag is wrong, not a configuration file

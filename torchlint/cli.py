@@ -164,7 +164,7 @@ def check(
         fail(f"unknown format {output_format!r}; choose one of {', '.join(format_names())}")
     reading_stdin = paths == ("-",) or (stdin_filename is not None and not paths)
     if not reading_stdin and ("-" in paths or stdin_filename is not None):
-        fail("`-` (read the source from stdin) must be the only path, and --stdin-filename needs it")
+        fail("the source comes from stdin (`-` or --stdin-filename) or from PATHS, not both")
     if add_noqa and (fix or diff or reading_stdin):
         fail("--add-noqa edits files and cannot be combined with --fix, --diff or stdin")
     stdin_name = stdin_filename or "-"  # the name ruff and flake8 give stdin

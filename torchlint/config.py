@@ -105,7 +105,8 @@ class Config:
         clean = {k: v for k, v in changes.items() if v is not None}
         for key in ("select", "ignore", "extend_select", "extend_ignore"):
             if key in clean:
-                _check_selectors(clean[key], self.source, key.replace("_", "-"))
+                # Not `self.source`: the value comes from the flags or the editor, not that file.
+                _check_selectors(clean[key], None, key.replace("_", "-"))
         for key in ("select", "ignore"):
             added = clean.pop(f"extend_{key}", ())
             if added:
@@ -250,9 +251,11 @@ def _read_table(path: Path) -> tuple[dict[str, Any], str]:
     if path.name == "pyproject.toml":
         table = data.get("tool", {}).get("torchlint", {})
         prefix = "tool.torchlint"
-    else:
-        table = data.get("tool", {}).get("torchlint", data)
-        prefix = "tool.torchlint" if "tool" in data else ""
+    else:  # torchlint.toml: its own table, or a [tool.torchlint] one
+        tool = data.get("tool")
+        nested = isinstance(tool, dict) and "torchlint" in tool
+        table = tool["torchlint"] if nested else data
+        prefix = "tool.torchlint" if nested else ""
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [{prefix}] must be a table")
     return table, prefix
