@@ -127,6 +127,32 @@ def test_disable_for_this_line_extends_an_existing_noqa(client: LspClient, works
     assert "# noqa: E501, TL003\n" in apply_edits(text, line["edit"]["changes"][uri])
 
 
+def test_disable_for_this_file_extends_an_existing_directive(client: LspClient, workspace: Path) -> None:
+    text = "# torchlint: disable-file=TL002\n" + VIEW
+    uri = open_document(client, workspace / "v.py", text)
+    (diagnostic,) = client.diagnostics(uri)
+    actions = client.request(
+        "textDocument/codeAction",
+        {"textDocument": {"uri": uri}, "range": diagnostic["range"], "context": {"diagnostics": [diagnostic]}},
+    )
+    (whole,) = [a for a in actions if a["title"] == "Disable TL003 for this file"]
+    assert apply_edits(text, whole["edit"]["changes"][uri]).startswith("# torchlint: disable-file=TL002, TL003\nimport torch\n")
+
+
+def test_code_actions_answer_only_the_kinds_asked_for(client: LspClient, workspace: Path) -> None:
+    uri = open_document(client, workspace / "v.py", VIEW)
+    (diagnostic,) = client.diagnostics(uri)
+
+    def actions(only: list[str]) -> list[str]:
+        context = {"diagnostics": [diagnostic], "only": only}
+        found = client.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": diagnostic["range"], "context": context})
+        return [a["kind"] for a in found]
+
+    assert actions(["quickfix"]) == ["quickfix"] * 3
+    assert actions(["source.organizeImports"]) == []
+    assert actions(["source", "quickfix"]) == ["quickfix"] * 3
+
+
 def test_hover_shows_the_summary_and_what_to_do(client: LspClient, workspace: Path) -> None:
     uri = open_document(client, workspace / "v.py", VIEW)
     client.diagnostics(uri)

@@ -523,7 +523,12 @@ def create_server() -> TorchlintServer:
     def code_action(ls: TorchlintServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         if params.text_document.uri not in ls.workspace.text_documents:
             return []  # never opened: nothing was checked there
-        return ls.code_actions(ls.workspace.get_text_document(params.text_document.uri), params.range)
+        actions = ls.code_actions(ls.workspace.get_text_document(params.text_document.uri), params.range)
+        only = params.context.only
+        if only is None:
+            return actions
+        # A requested kind covers its sub-kinds: `quickfix` asks for `quickfix.x` too.
+        return [a for a in actions if a.kind is not None and any(a.kind == k or a.kind.startswith(f"{k}.") for k in only)]
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: TorchlintServer, params: types.HoverParams) -> types.Hover | None:
