@@ -124,6 +124,10 @@ def test_sarif_rules_are_what_code_scanning_needs() -> None:
     long = next(r for r in rules if r["id"] == "TL998")
     assert long["fullDescription"]["text"].endswith("…") and long["help"]["markdown"] == long_doc
     assert long["properties"]["problem.severity"] == "warning"
+    # A code without a rule (here TL000) is described by its documentation, as `explain` prints it.
+    parse_error = next(r for r in rules if r["id"] == "TL000")
+    assert parse_error["fullDescription"]["text"] == "a file, or a notebook cell, that cannot be read or parsed"
+    assert parse_error["help"]["markdown"].startswith("# TL000 parse-error\n")
 
 
 def sarif_results(tmp_path: Path, *args: str) -> list[dict]:

@@ -76,15 +76,23 @@ def _rule(meta: RuleMeta) -> dict[str, Any]:
 
 
 def _builtin_rule(finding: Finding) -> dict[str, Any]:
-    """TL000, TL999 and runtime codes: no docs page, but what code scanning needs."""
-    return {
+    """TL000, TL900, TL999 and runtime codes: no docs page, but what code scanning needs,
+    and their documentation as `torchlint explain` prints it."""
+    from torchlint.codes import code_doc
+
+    doc = code_doc(finding.code)
+    described = {"text": doc.summary} if doc is not None else {"text": finding.name}
+    rule: dict[str, Any] = {
         "id": finding.code,
         "name": finding.name,
         "shortDescription": {"text": finding.name},
-        "fullDescription": {"text": finding.name},
+        "fullDescription": {"text": shorten(described["text"], MAX_DESCRIPTION)},
         "defaultConfiguration": {"level": LEVELS[finding.severity]},
         "properties": _rule_properties(finding.severity, "very-high"),
     }
+    if doc is not None:
+        rule["help"] = {"text": doc.render(), "markdown": doc.render()}
+    return rule
 
 
 def _rule_properties(severity: Severity, precision: str) -> dict[str, Any]:
