@@ -667,6 +667,21 @@ def distributed_samplers(ctx: FileContext) -> list[Sampler]:
     return ctx.analysis(_build_distributed_samplers)
 
 
+def one_per_binding(ctx: FileContext, samplers: list[Sampler]) -> list[Sampler]:
+    """One sampler for each name a function binds samplers to: the samplers that alternative
+    branches bind to one name (`if horovod: self.sampler = DistributedSampler(...)` and
+    `elif ddp: self.sampler = DistributedSampler(...)`) are the one sampler the program
+    runs with, stood for by the last binding, the one nearest the code after the branches.
+    An unbound sampler stands for itself. In source order."""
+    idx = index(ctx)
+    last: dict[tuple[int, str], Sampler] = {}
+    for sampler in samplers:
+        key = (id(idx.scope(sampler.call)), sampler.name or f"#{id(sampler.call)}")
+        last.pop(key, None)
+        last[key] = sampler
+    return sorted(last.values(), key=lambda s: idx.order(s.call))
+
+
 def _build_distributed_samplers(ctx: FileContext) -> list[Sampler]:
     idx, funcs = index(ctx), functions(ctx)
     loaders = calls_to(ctx, DATA_LOADERS, frozenset({"DataLoader"}))
