@@ -617,7 +617,8 @@ class InputNotOnModelDevice(Rule):
             if found is not None:
                 call, move, inputs = found
                 dataset = cst.parse_expression(sample.dataset)
-                yield self.report(call, finder.message(call, move, inputs, dataset, moved="the sample"))
+                moved = "the batch" if sample.drawn else "the sample"
+                yield self.report(call, finder.message(call, move, inputs, dataset, moved=moved))
         for encoded in an.tokenizer_outputs(ctx):
             found = finder.unmoved_tokenizer_call(encoded)
             if found is not None:

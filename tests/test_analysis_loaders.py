@@ -293,8 +293,8 @@ class TestDatasetSamples:
             token = next(tokens)
             """
         )
-        found = [(code(ctx, s.statement.targets[0].target), s.dataset) for s in an.dataset_samples(ctx)]
-        assert found == [("images, labels", "loader"), ("first", "loader"), ("second", "loader")]
+        found = [(code(ctx, s.statement.targets[0].target), s.dataset, s.drawn) for s in an.dataset_samples(ctx)]
+        assert found == [("images, labels", "loader", True), ("first", "loader", True), ("second", "loader", True)]
 
     def test_calls_on_a_raw_sample_until_it_is_moved(self) -> None:
         ctx = context(

@@ -316,10 +316,12 @@ def _calls_in_helper(
 @dataclass(frozen=True)
 class DatasetSample:
     """`x, y = dataset[i]` (or `x = dataset[0][0]`): samples taken from a dataset by index,
-    as it makes them: on the CPU, unless the dataset puts its tensors on a device."""
+    as it makes them: on the CPU, unless the dataset puts its tensors on a device; or one
+    batch drawn from a loader of such a dataset (`x, y = next(iter(loader))`)."""
 
     statement: cst.Assign
-    dataset: str
+    dataset: str  # the loader's name, for a drawn batch
+    drawn: bool = False
 
 
 def dataset_samples(ctx: FileContext) -> list[DatasetSample]:
@@ -346,7 +348,7 @@ def _build_dataset_samples(ctx: FileContext) -> list[DatasetSample]:
         if base is not None and base in names and not any(sources.holds_gpu_tensors(v) for v in assigned.get(base, [])):
             found.append(DatasetSample(assign, base))
         elif (loader := _drawn_loader(ctx, value)) is not None:
-            found.append(DatasetSample(assign, loader))
+            found.append(DatasetSample(assign, loader, drawn=True))
     return found
 
 
