@@ -29,7 +29,9 @@ class InputNotOnModelDevice(Rule):
     factory of this module or another project module moved and returned (`model =
     build_model(cfg)`) counts as moved. Likewise
     a sample taken from a dataset by index (`image, label = test_set[0]`, the single-image
-    prediction after training) and passed to the model as the dataset made it, and the
+    prediction after training) or one batch drawn from a loader (`images, labels =
+    next(iter(train_loader))`) and passed to the model as the dataset made it (also to
+    `writer.add_graph(model, images)`, which runs the model to trace it), and the
     tensors a tokenizer or processor returns (`tokenizer(text, return_tensors="pt")`, its
     `input_ids`) passed to the model or its `generate` before anything moves them. And a
     tensor whose move is a statement of its own (`img.to(device)`, `img.cuda()`), its result
@@ -95,6 +97,16 @@ class InputNotOnModelDevice(Rule):
     CONFIRMED_BY = ("TL101",)
 
     VALID = [
+        # the batch drawn for the graph is moved where the model is
+        """
+        import torch
+        from torch.utils.tensorboard import SummaryWriter
+        writer = SummaryWriter()
+        train_loader = torch.utils.data.DataLoader(train_set, batch_size=64)
+        images, labels = next(iter(train_loader))
+        model = Net().to("cuda")
+        writer.add_graph(model, images.to("cuda"))
+        """,
         # dataset samples moved before the model sees them, samples of a dataset built on the
         # GPU, and an item of a plain list
         """
@@ -434,6 +446,16 @@ class InputNotOnModelDevice(Rule):
         with torch.no_grad():
             pred = model(image.unsqueeze(0))  # expect: TL012
         """,
+        # one batch drawn from the loader to trace the model on the GPU for TensorBoard
+        """
+        import torch
+        from torch.utils.tensorboard import SummaryWriter
+        writer = SummaryWriter()
+        train_loader = torch.utils.data.DataLoader(train_set, batch_size=64)
+        images, labels = next(iter(train_loader))
+        model = Net().to("cuda")
+        writer.add_graph(model, images)  # expect: TL012
+        """,
         # `.to()` on a tensor returns a copy, which this loop throws away
         """
         import torch
@@ -595,7 +617,8 @@ class InputNotOnModelDevice(Rule):
             if found is not None:
                 call, move, inputs = found
                 dataset = cst.parse_expression(sample.dataset)
-                yield self.report(call, finder.message(call, move, inputs, dataset, moved="the sample"))
+                moved = "the batch" if sample.drawn else "the sample"
+                yield self.report(call, finder.message(call, move, inputs, dataset, moved=moved))
         for encoded in an.tokenizer_outputs(ctx):
             found = finder.unmoved_tokenizer_call(encoded)
             if found is not None:
@@ -640,7 +663,7 @@ class _Finder:
     def unmoved_sample_call(self, sample: an.DatasetSample) -> tuple[cst.Call, cst.Call, list[str]] | None:
         """A moved model called on a dataset sample that nothing moved (`model(ds[0][0])`)."""
         self.discarded = {}
-        return self._first_unmoved(an.calls_on_raw_sample(self.idx, sample), sample.statement)
+        return self._first_unmoved(an.calls_on_raw_sample(self.idx, sample), None)
 
     def unmoved_tokenizer_call(self, output: an.TokenizerOutput) -> tuple[cst.Call, cst.Call, list[str]] | None:
         """A moved model called on a tokenizer's output that nothing moved (`model.generate(ids)`)."""
@@ -657,7 +680,7 @@ class _Finder:
         return None
 
     def _first_unmoved(
-        self, calls: list[tuple[cst.Call, list[cst.BaseExpression]]], start: cst.CSTNode
+        self, calls: list[tuple[cst.Call, list[cst.BaseExpression]]], start: cst.CSTNode | None
     ) -> tuple[cst.Call, cst.Call, list[str]] | None:
         found = self.models.first_fed(calls, start)
         if found is None:

@@ -688,7 +688,10 @@ class SamplerSetEpochMissing(Rule):
         # A data module whose loaders another module trains on: the epoch loop is elsewhere.
         if loops or sm.project_sets_epoch(ctx):
             return
+        once = {id(s) for s in an.one_per_binding(ctx, [s for s, _ in kept])}
         for sampler, made_in in kept:
+            if id(sampler) not in once:
+                continue
             yield self.report(
                 sampler.call,
                 f"the `DistributedSampler`{made_in} is never given the epoch: no module of this "

@@ -21,6 +21,8 @@ class TestModelCall:
             ("pipe.model.generate(ids)", "pipe.model"),
             ("batch.values()", None),
             ("get_model().generate(ids)", None),
+            ("writer.add_graph(model, images)", "model"),
+            ("writer.add_graph(model)", None),
         ],
     )
     def test_the_model_that_runs_on_the_arguments(self, text: str, model: str | None) -> None:
@@ -150,6 +152,23 @@ class TestFirstFed:
         assert found is not None
         call, move, inputs = found
         assert (code(ctx, call), code(ctx, move), [code(ctx, i) for i in inputs]) == ("net(**enc)", "Net().cuda()", ["enc"])
+
+
+    def test_a_sample_meets_a_model_moved_after_it_was_taken(self) -> None:
+        ctx = context(
+            """
+            from torchvision import datasets
+            test_set = datasets.MNIST("data")
+            image, label = test_set[0]
+            net = Net().cuda()
+            net(image)
+            """
+        )
+        (sample,) = an.dataset_samples(ctx)
+        calls = an.calls_on_raw_sample(an.index(ctx), sample)
+        assert an.model_moves(ctx).first_fed(calls, sample.statement) is None  # moved after the data came
+        found = an.model_moves(ctx).first_fed(calls, None)
+        assert found is not None and code(ctx, found[1]) == "Net().cuda()"
 
 
 class TestDiscardedTensorMoves:

@@ -278,6 +278,24 @@ class TestDatasetSamples:
         found = [(code(ctx, s.statement.targets[0].target), s.dataset) for s in an.dataset_samples(ctx)]
         assert found == [("image, label", "train_set"), ("x, y", "test_data"), ("face", "val_set")]
 
+    def test_a_batch_drawn_from_a_loader_outside_a_loop(self) -> None:
+        ctx = context(
+            """
+            from torch.utils.data import DataLoader, TensorDataset
+            loader = DataLoader(train_set, batch_size=8)
+            gpu_loader = DataLoader(TensorDataset(x.cuda()), batch_size=8)
+            images, labels = next(iter(loader))
+            batches = iter(loader)
+            first = batches.next()
+            second = next(batches)
+            on_gpu = next(iter(gpu_loader))
+            other = next(iter(make_loader()))
+            token = next(tokens)
+            """
+        )
+        found = [(code(ctx, s.statement.targets[0].target), s.dataset, s.drawn) for s in an.dataset_samples(ctx)]
+        assert found == [("images, labels", "loader", True), ("first", "loader", True), ("second", "loader", True)]
+
     def test_calls_on_a_raw_sample_until_it_is_moved(self) -> None:
         ctx = context(
             """

@@ -43,6 +43,34 @@ class TestSamplers:
         found = [(s.name, s.loader_name) for s in an.distributed_samplers(ctx)]
         assert found == [("sampler", "loader"), (None, "loader2")]
 
+    def test_samplers_of_alternative_branches_are_one_per_binding(self) -> None:
+        ctx = context(
+            """
+            from torch.utils.data import DistributedSampler
+            class Bunch:
+                def __init__(self, ds, horovod, ddp):
+                    if horovod:
+                        self.sampler = DistributedSampler(ds, num_replicas=8, rank=0)
+                    elif ddp:
+                        self.sampler = DistributedSampler(ds)
+                    extra = DistributedSampler(ds)
+                def other(self, ds):
+                    self.sampler = DistributedSampler(ds)
+            DistributedSampler(ds)
+            DistributedSampler(ds)
+            """
+        )
+        kept = an.one_per_binding(ctx, an.distributed_samplers(ctx))
+        # The horovod branch's sampler is the ddp branch's binding; another method's binding
+        # and unbound samplers stand for themselves.
+        assert [(s.name, code(ctx, s.call)) for s in kept] == [
+            ("self.sampler", "DistributedSampler(ds)"),
+            ("extra", "DistributedSampler(ds)"),
+            ("self.sampler", "DistributedSampler(ds)"),
+            (None, "DistributedSampler(ds)"),
+            (None, "DistributedSampler(ds)"),
+        ]
+
     def test_shuffle_given_by_a_parameter_that_defaults_to_true(self) -> None:
         ctx = context(
             """

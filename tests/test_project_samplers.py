@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from project_support import PROJECTS, check, check_alone, copy_project, edit, findings, summary
+from project_support import PROJECTS, check, check_alone, copy_project, edit, findings, summary, write_project
 
 PROJECT = PROJECTS / "bunch"
 
@@ -40,6 +40,36 @@ def test_the_kept_sampler_is_reported_where_it_is_built() -> None:
     assert findings(result, "TL014") == [("data/bunch.py", 8, "TL014")]  # not the evaluation loader's, which keeps its order
     (finding,) = [f for f in result.findings if f.code == "TL014"]
     assert "no module of this project calls `set_epoch`" in finding.message
+
+
+def test_the_samplers_of_alternative_branches_are_reported_once(tmp_path: Path) -> None:
+    project = write_project(
+        tmp_path,
+        {
+            "pyproject.toml": "",
+            "bunch.py": """
+                from torch.utils.data import DataLoader, DistributedSampler
+                class Bunch:
+                    def __init__(self, trainset, horovod, ddp):
+                        if horovod:
+                            self.sampler = DistributedSampler(trainset, num_replicas=horovod.size(), rank=horovod.rank())
+                        elif ddp:
+                            self.sampler = DistributedSampler(trainset)
+                        self.train_loader = DataLoader(trainset, batch_size=8, sampler=self.sampler)
+                """,
+            "train.py": """
+                from bunch import Bunch
+                def run(model, trainset, opt, epochs):
+                    data = Bunch(trainset, None, True)
+                    for epoch in range(epochs):
+                        for x, y in data.train_loader:
+                            opt.zero_grad()
+                            model(x).loss(y).backward()
+                            opt.step()
+                """,
+        },
+    )
+    assert findings(check(project), "TL014") == [("bunch.py", 8, "TL014")]  # the last binding
 
 
 def test_a_training_loop_that_sets_the_epoch_rechecks_the_data_module(tmp_path: Path) -> None:

@@ -221,6 +221,7 @@ from torchlint.rules._analysis.loaders import (
     places_tensor as places_tensor,
     Sampler as Sampler,
     distributed_samplers as distributed_samplers,
+    one_per_binding as one_per_binding,
     loader_passes as loader_passes,
     loops_over as loops_over,
     PASS_WRAPPERS as PASS_WRAPPERS,

@@ -40,11 +40,15 @@ TENSOR_ONLY_METHODS = STAYS_PUT - {"float", "double", "half"}
 
 
 def model_call(call: cst.Call) -> cst.BaseExpression | None:
-    """The model a call feeds its arguments to as inputs: what `called_module` names, and the
-    model of `model.generate(ids)`, which runs its forward on them (Hugging Face)."""
+    """The model a call feeds its arguments to as inputs: what `called_module` names, the
+    model of `model.generate(ids)`, which runs its forward on them (Hugging Face), and the
+    model that `writer.add_graph(model, images)` traces by running it on them (TensorBoard)."""
     if method_name(call) == "generate":
         owner = receiver(call)
         return owner if model_key(owner) is not None else None
+    if method_name(call) == "add_graph" and len(call.args) >= 2 and call.args[0].keyword is None:
+        model = call.args[0].value
+        return model if model_key(model) is not None else None
     return called_module(call)
 
 
@@ -77,12 +81,14 @@ class ModelMoves:
         return None
 
     def first_fed(
-        self, calls: list[tuple[cst.Call, list[cst.BaseExpression]]], start: cst.CSTNode
+        self, calls: list[tuple[cst.Call, list[cst.BaseExpression]]], start: cst.CSTNode | None
     ) -> tuple[cst.Call, cst.Call, list[cst.BaseExpression]] | None:
         """The first of `calls` (each with the arguments that hold host data from `start`)
-        that runs a model moved before the data got there: the call, the move, the inputs."""
+        that runs a model moved before the data got there: the call, the move, the inputs.
+        With no `start` (data that stays on the host until the call, as a sample does), a
+        model moved before the call."""
         for call, inputs in calls:
-            move = self.before(call, start)
+            move = self.before(call, start or call)
             if move is not None:
                 return call, move, inputs
         return None

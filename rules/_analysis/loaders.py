@@ -316,22 +316,25 @@ def _calls_in_helper(
 @dataclass(frozen=True)
 class DatasetSample:
     """`x, y = dataset[i]` (or `x = dataset[0][0]`): samples taken from a dataset by index,
-    as it makes them: on the CPU, unless the dataset puts its tensors on a device."""
+    as it makes them: on the CPU, unless the dataset puts its tensors on a device; or one
+    batch drawn from a loader of such a dataset (`x, y = next(iter(loader))`)."""
 
     statement: cst.Assign
-    dataset: str
+    dataset: str  # the loader's name, for a drawn batch
+    drawn: bool = False
 
 
 def dataset_samples(ctx: FileContext) -> list[DatasetSample]:
     """Assignments of items of a dataset: a name given to a `DataLoader` as its dataset, or
     bound to a dataset class's instance (`datasets.FashionMNIST(...)`, `ImageFolder(...)`, a
-    class whose name ends in `Dataset`), whose data stays on the host."""
+    class whose name ends in `Dataset`), whose data stays on the host; and of a batch drawn
+    from such a loader outside a loop (`images, labels = next(iter(train_loader))`)."""
     return ctx.analysis(_build_dataset_samples)
 
 
 def _build_dataset_samples(ctx: FileContext) -> list[DatasetSample]:
     idx = index(ctx)
-    if not any(isinstance(node.value, cst.Name) for node in idx.nodes(cst.Subscript)):
+    if "next" not in ctx.source and not any(isinstance(node.value, cst.Name) for node in idx.nodes(cst.Subscript)):
         return []
     names = _dataset_names(ctx)
     sources = loader_sources(ctx)
@@ -341,12 +344,42 @@ def _build_dataset_samples(ctx: FileContext) -> list[DatasetSample]:
         value = assign.value
         items = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else [value]
         bases = {_item_base(item) for item in items}
-        if len(bases) != 1:
-            continue
-        (base,) = bases
+        base = next(iter(bases)) if len(bases) == 1 else None
         if base is not None and base in names and not any(sources.holds_gpu_tensors(v) for v in assigned.get(base, [])):
             found.append(DatasetSample(assign, base))
+        elif (loader := _drawn_loader(ctx, value)) is not None:
+            found.append(DatasetSample(assign, loader, drawn=True))
     return found
+
+
+def _drawn_loader(ctx: FileContext, value: cst.BaseExpression) -> str | None:
+    """`loader` for one batch drawn from it outside a loop: `next(iter(loader))`, or
+    `next(batches)` and `batches.next()` of `batches = iter(loader)`, where `loader` is bound
+    only to `DataLoader(...)` calls of this module whose datasets keep their data on the host."""
+    if not isinstance(value, cst.Call):
+        return None
+    if callee_name(value) == "next" and len(value.args) == 1:
+        drawn = value.args[0].value
+    elif method_name(value) == "next" and not value.args and isinstance(value.func, cst.Attribute):
+        drawn = value.func.value
+    else:
+        return None
+    assigned = assigned_values(ctx)
+    spelled = dotted(drawn)
+    iterators = assigned.get(spelled, []) if spelled is not None else [drawn]
+    source = iterators[0] if len(iterators) == 1 else None
+    if not (isinstance(source, cst.Call) and callee_name(source) == "iter" and len(source.args) == 1):
+        return None
+    loader = dotted(source.args[0].value)
+    built = assigned.get(loader, []) if loader is not None else []
+    loaders = calls_to(ctx, DATA_LOADERS, frozenset({"DataLoader"}))
+    made = [call for call in loaders if any(value is call for value in built)]
+    if not built or len(made) != len(built):
+        return None
+    sources = loader_sources(ctx)
+    if any(sources.holds_gpu_tensors(loader_setting(call, "dataset")) for call in made):
+        return None
+    return loader
 
 
 def _item_base(expr: cst.BaseExpression) -> str | None:
@@ -665,6 +698,21 @@ def distributed_samplers(ctx: FileContext) -> list[Sampler]:
     project module builds with one. Not evaluation samplers or loaders (named so), nor loaders
     that `accelerator.prepare` takes over."""
     return ctx.analysis(_build_distributed_samplers)
+
+
+def one_per_binding(ctx: FileContext, samplers: list[Sampler]) -> list[Sampler]:
+    """One sampler for each name a function binds samplers to: the samplers that alternative
+    branches bind to one name (`if horovod: self.sampler = DistributedSampler(...)` and
+    `elif ddp: self.sampler = DistributedSampler(...)`) are the one sampler the program
+    runs with, stood for by the last binding, the one nearest the code after the branches.
+    An unbound sampler stands for itself. In source order."""
+    idx = index(ctx)
+    last: dict[tuple[int, str], Sampler] = {}
+    for sampler in samplers:
+        key = (id(idx.scope(sampler.call)), sampler.name or f"#{id(sampler.call)}")
+        last.pop(key, None)
+        last[key] = sampler
+    return sorted(last.values(), key=lambda s: idx.order(s.call))
 
 
 def _build_distributed_samplers(ctx: FileContext) -> list[Sampler]:
