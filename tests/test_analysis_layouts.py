@@ -114,14 +114,18 @@ class TestHelpers:
                     c = seq.view(-1, 8)
                     other, _ = self.rnn(x)
                     d = other.view(-1, 8)
+                    packed, _ = self.gru(pack_padded_sequence(x, lengths, batch_first=True))
+                    e = packed.view(-1, 8)
+                    f = out.data.view(-1, 8)
             """
         )
         found = layouts(ctx)
         owners = [an.receiver(v) for v in views(ctx)]
         moved = [any(c.moves for c in found.chains(o)) for o in owners if o is not None]
         # the output (a statement's `.contiguous()` keeps no copy), not the hidden state;
-        # neither a time-first layer nor one whose batch_first the code does not show
-        assert moved == [True, False, False, False]
+        # neither a time-first layer nor one whose batch_first the code does not show; not a
+        # layer run on a PackedSequence, nor the `.data` that one holds
+        assert moved == [True, False, False, False, False, False]
         [chain] = found.chains(owners[0])  # type: ignore[arg-type]
         assert found.rank(chain.base) == 3
         assert all(view_impossible(dims, (False, False)) for dims in found.layouts(chain))

@@ -631,6 +631,8 @@ class Layouts:
         if isinstance(expr, cst.Attribute):
             kind = _MATRIX_ATTRS.get(expr.attr.value)
             if expr.attr.value == "data":
+                if isinstance(expr.value, cst.Name) and any(map(self._recurrent_output, self.bindings.reaching(expr.value))):
+                    return (Chain(expr, ()),)  # a PackedSequence's contiguous `.data`, if the layer ran on one
                 return self.chains(expr.value)
             if kind is None or self._is_namespace(expr.value):
                 return (Chain(expr, ()),)
@@ -694,7 +696,19 @@ class Layouts:
             return None
         layer = dotted(value.func)
         built = assigned_values(self.ctx).get(layer, []) if layer is not None else []
-        return value if built and all(self._batch_first_recurrent(v) for v in built) else None
+        if not built or not all(self._batch_first_recurrent(v) for v in built) or self._packed(value):
+            return None
+        return value
+
+    def _packed(self, layer_call: cst.Call) -> bool:
+        """The layer runs on a `PackedSequence` (`pack_padded_sequence(...)`) and returns one."""
+        args = positional(layer_call)
+        if not args:
+            return False
+        inputs = [args[0].value]
+        if isinstance(args[0].value, cst.Name):
+            inputs = [b.value for b in self.bindings.reaching(args[0].value) if b.value is not None]
+        return any(isinstance(v, cst.Call) and _callee_short(v, self.imps).startswith("pack") for v in inputs)
 
     def _batch_first_recurrent(self, expr: cst.BaseExpression) -> bool:
         if not isinstance(expr, cst.Call) or (self.imps.qualify(expr.func) or "") not in _RECURRENT_LAYERS:
