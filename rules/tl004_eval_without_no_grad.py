@@ -48,8 +48,9 @@ class EvalWithoutNoGrad(Rule):
     `initialize()` and `handle()`) runs `initialize()` once and its hooks
     (`preprocess`, `inference`, `postprocess`, `handle`) per request: a model that
     `initialize()` puts in eval mode is in eval mode there. Likewise a class that only
-    applies the models it holds (not a network or a framework class, and no method of it
-    trains): the eval mode that its constructor leaves on `self.model_` (also through
+    applies the models it holds (not a network or a framework class, no method of it
+    trains, and no module of the project turns gradients off, as its callers there might
+    around it): the eval mode that its constructor leaves on `self.model_` (also through
     `self.model_ = model.eval().to(device)`) holds in its other methods. And legacy evaluation on
     inputs made with `Variable(x, volatile=True)`: `volatile` has no effect since
     PyTorch 0.4, so `net(inputs)` builds a graph.

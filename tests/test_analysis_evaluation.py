@@ -296,18 +296,21 @@ class TestEvaluations:
         # handle() reaches the model through inference(), which reports its own run
         assert evals.runs_model(call_at(ctx, "self.inference(data)"), {"self.model"}) is None
 
-    def test_an_assigned_chain_names_the_switched_model_too(self) -> None:
+    def test_an_assigned_chain_names_the_switched_model_stored_on_an_object_too(self) -> None:
         ctx = context(
             """
-            def f(model, x, device):
-                net = model.eval().to(device)
-                a = net(x)
+            def f(self, model, x, device):
+                self.net = model.eval().to(device)
+                a = self.net(x)
                 b = model(x)
+                local = model.eval()
+                c = local(x)
             """
         )
         evals = an.evaluations(ctx)
-        assert evals.eval_before(call_at(ctx, "net(x)"), "net") is not None
+        assert evals.eval_before(call_at(ctx, "self.net(x)"), "self.net") is not None
         assert evals.eval_before(call_at(ctx, "model(x)"), "model") is not None
+        assert evals.eval_before(call_at(ctx, "local(x)"), "local") is None
 
     def test_an_inference_wrapper_holds_the_constructor_mode_in_its_methods(self) -> None:
         ctx = context(

@@ -126,11 +126,12 @@ class Evaluations:
         return target, self.idx.end(assign)
 
     def _assigned_alias(self, call: cst.Call, key: str) -> tuple[str, int] | None:
-        """`self.model_ = model.eval().to(device)`: the switched model is also the assigned
-        name (the chain returns the module itself), in that mode from the end of the
-        assignment on."""
+        """`self.model_ = model.eval().to(device)`: the switched model stored on an object is
+        also the assigned attribute (the chain returns the module itself), in that mode from
+        the end of the assignment on. (A local alias, `net = self.net.eval()` in a network's
+        `forward`, is left to the caller that chooses the gradient mode.)"""
         target = assigned_chain_target(self.idx, call)
-        if target is None or target == key:
+        if target is None or target == key or "." not in target:
             return None
         assign = self.idx.enclosing(call, (cst.Assign,))
         assert assign is not None
@@ -201,8 +202,9 @@ class Evaluations:
     def _inference_wrapper(self, name: str, methods: dict[str, cst.FunctionDef]) -> bool:
         """A class that only applies the models it holds: not a network (whose owner's
         `train()` reaches the models it holds), not a framework class (whose framework sets
-        the mode), and no method back-propagates, steps an optimizer or asks for gradients."""
-        if "forward" in methods or networks(self.ctx).is_module_class(name):
+        the mode), no method back-propagates, steps an optimizer or asks for gradients, and
+        no module of the project turns gradients off (as its callers there may around it)."""
+        if "forward" in methods or networks(self.ctx).is_module_class(name) or sm.project_disables_grad(self.ctx):
             return False
         own = sm.local_entry(self.ctx, name)
         if own is not None and sm.is_module_class(self.ctx, own):
