@@ -20,6 +20,7 @@ another module means what the same code means in the checked file.
 {"imports": {local name: written target},          # `from .x import f` -> {"f": ".x.f"}
  "defs": {name: function or class entry},
  "places_on_device": bool,  # `.cuda()`, a CUDA device string, NCCL or the name `device`
+ "disables_grad": bool,     # a gradient-free context or decorator (`torch.no_grad()`) anywhere
  "sets_epoch": bool}        # calls a `set_epoch`, `accelerator.prepare`, or imports a framework that does
 function: {"kind": "function", "params": [...], "effects": [...], "calls": [...],
            "passes": {called: [positions of the call's arguments that are own parameters]},
@@ -112,6 +113,7 @@ def summarize(tree: ast.Module) -> Summary:
         "imports": imports,
         "defs": {**walk.defs, **constants},
         "places_on_device": walk.places_on_device,
+        "disables_grad": walk.disables_grad,
         "sets_epoch": walk.sets_epoch or any(t.split(".")[0] in EPOCH_FRAMEWORKS for t in imports.values()),
     }
 
@@ -515,6 +517,9 @@ class _Walk:
         # device string, the NCCL backend or the name `device`.
         self.places_on_device = False
         self.sets_epoch = False
+        # Some code of the module runs without gradients: what a caller of another
+        # module's inference wrapper may do around it.
+        self.disables_grad = False
 
     def run(self, tree: ast.Module) -> None:
         tops: list[tuple[str, _Function | _Class]] = []
@@ -538,6 +543,8 @@ class _Walk:
                     own = None
                 if cls is not None:
                     cls.words.append(node.name)
+                if any(_grad_free(d, self.names) for d in node.decorator_list):
+                    self.disables_grad = True
             elif kind is ast.ClassDef:
                 assert isinstance(node, ast.ClassDef)
                 if not active and cls is None:
@@ -636,6 +643,8 @@ class _Walk:
 
     def _call(self, call: ast.Call, active: tuple[_Function, ...], cls: _Class | None) -> None:
         func = call.func
+        if _grad_free(call, self.names):
+            self.disables_grad = True
         if isinstance(func, ast.Attribute) and func.attr == "cuda":
             self.places_on_device = True
         if "set_epoch" in _last(func) or (isinstance(func, ast.Attribute) and func.attr == "prepare"):
@@ -1228,6 +1237,14 @@ def project_places_on_device(ctx: FileContext) -> bool:
     outside a project."""
     project = view(ctx)
     return project is not None and project.any_module("places_on_device", OWN_PACKAGE)
+
+
+def project_disables_grad(ctx: FileContext) -> bool:
+    """Some module of the checked file's project (the file itself included) runs code
+    without gradients, as a caller of the file's classes may around them; False outside a
+    project, where the file's own code shows every caller."""
+    project = view(ctx)
+    return project is not None and project.any_module("disables_grad")
 
 
 def project_sets_epoch(ctx: FileContext) -> bool:

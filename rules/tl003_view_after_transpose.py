@@ -30,7 +30,11 @@ class ViewAfterTranspose(Rule):
     through local variables of the same function (`y = x.transpose(1, 2)` ...
     `y.view(b, -1)`). Casts, copies, elementwise ops and comparisons keep the transposed
     layout, and so does a basic slice: the top-k accuracy helper's
-    `correct = pred.t().eq(...)` ... `correct[:k].view(-1)` fails too.
+    `correct = pred.t().eq(...)` ... `correct[:k].view(-1)` fails too. So does the output
+    of a recurrent layer built with `batch_first=True` (`out, h = self.gru(x, h)` after
+    `self.gru = nn.GRU(..., batch_first=True)`), which computes in (time, batch) order
+    and returns the output transposed; a statement `out.contiguous()` whose result is
+    thrown away leaves `out` as it was.
 
     It tracks the permutation and, where the code shows them, the rank and the sizes
     (an earlier `.view(b, t, h, d)`, `b, t, c = x.shape`, `torch.randn(2, 3, 4)`, a
@@ -100,12 +104,28 @@ class ViewAfterTranspose(Rule):
     SUMMARY = "`.view()` merges dimensions of a transposed (non-contiguous) tensor and fails"
     TRIGGERS = (
         (".view",),
-        ("transpose", "permute", ".t(", ".mT", ".mH", "swapaxes", "swapdims", "movedim", "moveaxis", ".expand(")
+        ("transpose", "permute", ".t(", ".mT", ".mH", "swapaxes", "swapdims", "movedim", "moveaxis", ".expand(",
+         "batch_first")
         + _MATRIX_TRIGGERS,
     )
     CONFIRMED_BY = ("TL003",)
 
     VALID = (
+        # a batch-first recurrent layer's output made contiguous, or indexed down to (batch,
+        # features); a time-first layer's output
+        """
+        import torch.nn as nn
+        class Tagger(nn.Module):
+            def __init__(self, n, h):
+                super().__init__()
+                self.lstm = nn.LSTM(n, h, batch_first=True)
+                self.gru = nn.GRU(n, h)
+            def forward(self, x):
+                out, _ = self.lstm(x)
+                last = out[:, -1, :]
+                seq, _ = self.gru(x)
+                return out.contiguous().view(-1, 8), last.view(-1), seq.view(-1, 8)
+        """,
         # a local helper that returns a contiguous copy, or either layout depending on a flag
         """
         def to_heads(x, b, t, h):
@@ -328,6 +348,20 @@ class ViewAfterTranspose(Rule):
         """,
     )
     INVALID = (
+        # a batch-first recurrent layer hands its (time, batch) output back transposed, and a
+        # `.contiguous()` whose result is thrown away changes nothing
+        """
+        import torch.nn as nn
+        class GruRNN(nn.Module):
+            def __init__(self, n, h, out):
+                super().__init__()
+                self.gru = nn.GRU(n, h, bidirectional=True, batch_first=True)
+                self.decoder = nn.Linear(2 * h, out)
+            def forward(self, x, hidden):
+                gru_output, hidden = self.gru(x, hidden)
+                gru_output.contiguous()
+                return self.decoder(gru_output.view(-1, 2 * self.h)), hidden  # expect: TL003
+        """,
         # a method that permutes, called by the code that views (hyunwoongko/transformer's
         # `split()` / `concat()` helpers without their `.contiguous()`)
         Example(

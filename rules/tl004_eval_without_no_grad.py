@@ -47,7 +47,11 @@ class EvalWithoutNoGrad(Rule):
     passed to it (`predict(model, x)`). A TorchServe handler (a class with
     `initialize()` and `handle()`) runs `initialize()` once and its hooks
     (`preprocess`, `inference`, `postprocess`, `handle`) per request: a model that
-    `initialize()` puts in eval mode is in eval mode there. And legacy evaluation on
+    `initialize()` puts in eval mode is in eval mode there. Likewise a class that only
+    applies the models it holds (not a network or a framework class, no method of it
+    trains, and no module of the project turns gradients off, as its callers there might
+    around it): the eval mode that its constructor leaves on `self.model_` (also through
+    `self.model_ = model.eval().to(device)`) holds in its other methods. And legacy evaluation on
     inputs made with `Variable(x, volatile=True)`: `volatile` has no effect since
     PyTorch 0.4, so `net(inputs)` builds a graph.
 
@@ -417,6 +421,25 @@ class EvalWithoutNoGrad(Rule):
             def handle(self, data, context):
                 return self.inference(self.preprocess(data))
         """,
+        # An inference wrapper whose constructor puts the model in eval mode and whose
+        # methods run it under no_grad; a trainer whose constructor does and which trains it.
+        """
+        import torch
+        class Pretrained:
+            def __init__(self, model, device):
+                self.model_ = model.eval().to(device)
+            def apply(self, batch):
+                with torch.no_grad():
+                    return self.model_(batch)
+        class Trainer:
+            def __init__(self, model, optimizer):
+                self.model = model.eval()
+                self.optimizer = optimizer
+            def fit(self, loader):
+                for x, y in loader:
+                    self.model(x).sum().backward()
+                    self.optimizer.step()
+        """,
         # Legacy volatile inputs evaluated under no_grad; a loss is not a model.
         """
         import torch
@@ -739,6 +762,18 @@ class EvalWithoutNoGrad(Rule):
             def handle(self, data, context):
                 return self.inference(self.preprocess(data)).tolist()
         """,
+        # An inference wrapper: the constructor's eval mode holds in every other method.
+        """
+        import torch
+        class Pretrained:
+            def __init__(self, model, device):
+                self.device = device
+                self.model_ = model.eval().to(device)
+            def _apply(self, batches):
+                return [self.model_(torch.as_tensor(b, device=self.device)) for b in batches]  # expect: TL004
+            def __call__(self, features):
+                return self._apply(features)
+        """,
         # Legacy evaluation with volatile inputs, which builds graphs since PyTorch 0.4.
         """
         from torch.autograd import Variable
@@ -827,7 +862,8 @@ class EvalWithoutNoGrad(Rule):
             after = "on a `Variable(..., volatile=True)` input"
         else:
             how = "eval()" if isinstance(event.call, cst.Call) and method_name(event.call) == "eval" else "train(False)"
-            after = f"after `{key}.{how}`" + (f" in `{event.set_in}()`, per request," if event.set_in else "")
+            after = f"after `{key}.{how}`" + (f" in `{event.set_in}()`" if event.set_in else "")
+            after += ", per request," if event.per_request else ""
             if caller_of is not None:
                 after = f"in `{caller_of.name.value}()`, which runs only {after},"
         message = (

@@ -290,11 +290,61 @@ class TestEvaluations:
         )
         evals = an.evaluations(ctx)
         held = evals.eval_before(call_at(ctx, "self.model(x)"), "self.model")
-        assert held is not None and held.set_in == "initialize"
+        assert held is not None and held.set_in == "initialize" and held.per_request
         assert evals.eval_before(call_at(ctx, "self.aux(x)"), "self.aux") is None  # trained elsewhere
         assert evals.eval_before(call_at(ctx, "self.model(x + 1)"), "self.model") is None  # no handle()
         # handle() reaches the model through inference(), which reports its own run
         assert evals.runs_model(call_at(ctx, "self.inference(data)"), {"self.model"}) is None
+
+    def test_an_assigned_chain_names_the_switched_model_stored_on_an_object_too(self) -> None:
+        ctx = context(
+            """
+            def f(self, model, x, device):
+                self.net = model.eval().to(device)
+                a = self.net(x)
+                b = model(x)
+                local = model.eval()
+                c = local(x)
+            """
+        )
+        evals = an.evaluations(ctx)
+        assert evals.eval_before(call_at(ctx, "self.net(x)"), "self.net") is not None
+        assert evals.eval_before(call_at(ctx, "model(x)"), "model") is not None
+        assert evals.eval_before(call_at(ctx, "local(x)"), "local") is None
+
+    def test_an_inference_wrapper_holds_the_constructor_mode_in_its_methods(self) -> None:
+        ctx = context(
+            """
+            import torch
+            class Pretrained:
+                def __init__(self, model, device):
+                    self.model_ = model.eval().to(device)
+                    self.aux = load()
+                    self.aux.eval()
+                def apply(self, x):
+                    return self.model_(x), self.aux(x)
+                def tune(self):
+                    self.aux.train()
+            class Network(torch.nn.Module):
+                def __init__(self, backbone):
+                    super().__init__()
+                    self.backbone = backbone.eval()
+                def embed(self, x):
+                    return self.backbone(x + 1)
+            class Trainer:
+                def __init__(self, model):
+                    self.model = model.eval()
+                def step(self, x):
+                    self.model(x + 2).sum().backward()
+            """
+        )
+        evals = an.evaluations(ctx)
+        held = evals.eval_before(call_at(ctx, "self.model_(x)"), "self.model_")
+        assert held is not None and held.set_in == "__init__" and not held.per_request
+        assert evals.eval_before(call_at(ctx, "self.aux(x)"), "self.aux") is None  # trained by tune()
+        # a network's owner sets the mode of what it holds; a trainer trains what it holds
+        assert evals.eval_before(call_at(ctx, "self.backbone(x + 1)"), "self.backbone") is None
+        assert evals.eval_before(call_at(ctx, "self.model(x + 2)"), "self.model") is None
 
     def test_volatile_inputs_and_the_model_that_runs_them(self) -> None:
         ctx = context(

@@ -111,6 +111,40 @@ class TestHelpers:
         assert chain.moves and [op.label for op in chain.ops] == ["heads()"]
         assert layouts(ctx).rank(chain.base) == 4
 
+    def test_a_batch_first_recurrent_output_is_transposed(self) -> None:
+        ctx = context(
+            """
+            import torch.nn as nn
+            class Tagger(nn.Module):
+                def __init__(self, n, h, flag):
+                    self.gru = nn.GRU(n, h, batch_first=True)
+                    self.lstm = nn.LSTM(n, h)
+                    self.rnn = nn.RNN(n, h, batch_first=flag)
+                def forward(self, x, h):
+                    out, h = self.gru(x, h)
+                    out.contiguous()
+                    a = out.view(-1, 8)
+                    b = h.view(-1, 8)
+                    seq, _ = self.lstm(x)
+                    c = seq.view(-1, 8)
+                    other, _ = self.rnn(x)
+                    d = other.view(-1, 8)
+                    packed, _ = self.gru(pack_padded_sequence(x, lengths, batch_first=True))
+                    e = packed.view(-1, 8)
+                    f = out.data.view(-1, 8)
+            """
+        )
+        found = layouts(ctx)
+        owners = [an.receiver(v) for v in views(ctx)]
+        moved = [any(c.moves for c in found.chains(o)) for o in owners if o is not None]
+        # the output (a statement's `.contiguous()` keeps no copy), not the hidden state;
+        # neither a time-first layer nor one whose batch_first the code does not show; not a
+        # layer run on a PackedSequence, nor the `.data` that one holds
+        assert moved == [True, False, False, False, False, False]
+        [chain] = found.chains(owners[0])  # type: ignore[arg-type]
+        assert found.rank(chain.base) == 3
+        assert all(view_impossible(dims, (False, False)) for dims in found.layouts(chain))
+
     def test_a_helper_that_returns_a_copy_ends_the_chain(self) -> None:
         ctx = context(
             """

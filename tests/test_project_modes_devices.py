@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from project_support import check, findings, write_project
+from project_support import check, findings, summary, write_project
 
 BASE = """
 import torch
@@ -155,3 +155,45 @@ def test_a_helper_of_another_module_that_places_its_tensors_but_one(tmp_path: Pa
 
 def test_the_same_mask_made_like_the_input_is_placed(tmp_path: Path) -> None:
     assert tl011(tmp_path, "torch.zeros_like(alpha).bool()") == []
+
+
+WRAPPER = """
+import torch
+
+
+class Pretrained:
+    def __init__(self, model, device):
+        self.device = device
+        self.model_ = model.eval().to(device)
+
+    def apply(self, batches):
+        return [self.model_(torch.as_tensor(b, device=self.device)) for b in batches]
+"""
+
+
+def test_an_inference_wrapper_called_with_gradients_keeps_its_constructor_eval_mode(tmp_path: Path) -> None:
+    root = write_project(tmp_path, {
+        "infer/pretrained.py": WRAPPER,
+        "infer/__init__.py": "",
+        "run.py": "from infer.pretrained import Pretrained\nscores = Pretrained(load(), 'cuda').apply(windows)\n",
+    })
+    assert findings(check(root), "TL004") == [("infer/pretrained.py", 11, "TL004")]
+
+
+def test_a_project_that_turns_gradients_off_may_do_so_around_the_wrapper(tmp_path: Path) -> None:
+    root = write_project(tmp_path, {
+        "infer/pretrained.py": WRAPPER,
+        "infer/__init__.py": "",
+        "run.py": (
+            "import torch\nfrom infer.pretrained import Pretrained\n"
+            "with torch.no_grad():\n    scores = Pretrained(load(), 'cuda').apply(windows)\n"
+        ),
+    })
+    assert findings(check(root), "TL004") == []
+
+
+def test_a_summary_says_whether_the_module_turns_gradients_off() -> None:
+    assert summary("import torch\n@torch.no_grad\ndef f(m, x):\n    return m(x)\n")["disables_grad"]
+    assert summary("import torch\nctx = torch.inference_mode()\n")["disables_grad"]
+    assert summary("import torch\ntorch.set_grad_enabled(False)\n")["disables_grad"]
+    assert not summary("import torch\ntorch.set_grad_enabled(True)\nout = model(x)\n")["disables_grad"]

@@ -48,7 +48,7 @@ from torchlint.rules._analysis.modes import (
     strip_self_returning,
 )
 from torchlint.rules._analysis.names import dotted, Imports, imports, last_name, mentions
-from torchlint.rules._analysis.networks import networks
+from torchlint.rules._analysis.networks import mode_owned_elsewhere, networks
 from torchlint.rules._analysis.vocabulary import name_says_forward
 
 _OPTIMIZER_NAME = re.compile(r"opt|scaler", re.IGNORECASE)
@@ -84,8 +84,13 @@ class ModeEvent:
     order: int
     kind: str
     call: cst.CSTNode
-    # The setup hook whose mode holds from the start of a framework's per-request hook.
+    # The setup method whose mode holds from the start of this one (a framework's
+    # per-request hook, or any method after the constructor).
     set_in: str | None = None
+
+    @property
+    def per_request(self) -> bool:
+        return self.set_in == SERVING_SETUP
 
 
 class Evaluations:
@@ -120,6 +125,18 @@ class Evaluations:
         assert assign is not None
         return target, self.idx.end(assign)
 
+    def _assigned_alias(self, call: cst.Call, key: str) -> tuple[str, int] | None:
+        """`self.model_ = model.eval().to(device)`: the switched model stored on an object is
+        also the assigned attribute (the chain returns the module itself), in that mode from
+        the end of the assignment on. (A local alias, `net = self.net.eval()` in a network's
+        `forward`, is left to the caller that chooses the gradient mode.)"""
+        target = assigned_chain_target(self.idx, call)
+        if target is None or target == key or "." not in target:
+            return None
+        assign = self.idx.enclosing(call, (cst.Assign,))
+        assert assign is not None
+        return target, self.idx.end(assign)
+
     def _collect_events(self) -> None:
         keys: dict[int, set[str]] = {}
         for call in self.idx.nodes(cst.Call):
@@ -132,6 +149,10 @@ class Evaluations:
             self._scopes[id(scope)] = scope
             self.events.setdefault(id(scope), []).append(ModeEvent(key, order, kind, call))
             keys.setdefault(id(scope), set()).add(key)
+            alias = self._assigned_alias(call, key)
+            if alias is not None:
+                self.events[id(scope)].append(ModeEvent(alias[0], alias[1], kind, call))
+                keys[id(scope)].add(alias[0])
         if not self.events:
             return
         self._hold_setup_modes()
@@ -159,20 +180,38 @@ class Evaluations:
         return False
 
     def _hold_setup_modes(self) -> None:
-        """A TorchServe handler (a class with `initialize` and `handle`) has `initialize()`
-        run once, then its per-request hooks: the eval mode that `initialize()` leaves on a
-        `self.` model holds when each hook starts, unless the class puts it back in training."""
-        for methods in self.funcs.methods.values():
-            setup = methods.get(SERVING_SETUP)
-            if setup is None or "handle" not in methods:
+        """A method that runs before the others leaves its eval mode on a `self.` model when
+        each of them starts, unless the class puts the model back in training: TorchServe's
+        `initialize()` (a class with `initialize` and `handle`) before its per-request hooks,
+        and the constructor of an inference wrapper before every other method."""
+        for name, methods in self.funcs.methods.items():
+            if SERVING_SETUP in methods and "handle" in methods:
+                setup, hooks = methods[SERVING_SETUP], [methods[h] for h in SERVING_REQUEST_HOOKS if h in methods]
+            elif "__init__" in methods and self._inference_wrapper(name, methods):
+                setup, hooks = methods["__init__"], [m for m in methods.values() if m.name.value != "__init__"]
+            else:
                 continue
             trained = {e.key for m in methods.values() for e in self.events.get(id(m), ()) if e.kind != "eval"}
             last = {e.key: e for e in self.events.get(id(setup), ()) if e.key.startswith("self.")}
             held = [e for e in last.values() if e.kind == "eval" and e.key not in trained]
-            for hook in (methods[h] for h in SERVING_REQUEST_HOOKS if h in methods and held):
+            for hook in hooks if held else ():
                 self._scopes[id(hook)] = hook
-                start = [ModeEvent(e.key, self.idx.order(hook), "eval", e.call, SERVING_SETUP) for e in held]
+                start = [ModeEvent(e.key, self.idx.order(hook), "eval", e.call, setup.name.value) for e in held]
                 self.events[id(hook)] = start + self.events.get(id(hook), [])
+
+    def _inference_wrapper(self, name: str, methods: dict[str, cst.FunctionDef]) -> bool:
+        """A class that only applies the models it holds: not a network (whose owner's
+        `train()` reaches the models it holds), not a framework class (whose framework sets
+        the mode), no method back-propagates, steps an optimizer or asks for gradients, and
+        no module of the project turns gradients off (as its callers there may around it)."""
+        if "forward" in methods or networks(self.ctx).is_module_class(name) or sm.project_disables_grad(self.ctx):
+            return False
+        own = sm.local_entry(self.ctx, name)
+        if own is not None and sm.is_module_class(self.ctx, own):
+            return False
+        if mode_owned_elsewhere(self.funcs, self.imps, methods["__init__"]):
+            return False
+        return not any(self.wants_gradients(m, -1) for m in methods.values())
 
     def evaluating_scopes(self) -> list[tuple[cst.CSTNode, set[str]]]:
         """Each scope that puts a model in eval mode, with the models it does."""

@@ -19,7 +19,7 @@ import libcst as cst
 from torchlint.rule import FileContext
 from torchlint.rules._analysis.callgraph import Functions, functions as functions_of
 from torchlint.rules._analysis.calls import bind_arguments, keyword, method_name, positional, receiver
-from torchlint.rules._analysis.dataflow import Binding, Bindings, bindings
+from torchlint.rules._analysis.dataflow import Binding, Bindings, assigned_values, bindings
 from torchlint.rules._analysis.index import Index, index
 from torchlint.rules._analysis.names import Imports, dotted, imports
 
@@ -647,6 +647,8 @@ class Layouts:
         if isinstance(expr, cst.Attribute):
             kind = _MATRIX_ATTRS.get(expr.attr.value)
             if expr.attr.value == "data":
+                if isinstance(expr.value, cst.Name) and any(map(self._recurrent_output, self.bindings.reaching(expr.value))):
+                    return (Chain(expr, ()),)  # a PackedSequence's contiguous `.data`, if the layer ran on one
                 return self.chains(expr.value)
             if kind is None or self._is_namespace(expr.value):
                 return (Chain(expr, ()),)
@@ -681,6 +683,10 @@ class Layouts:
             return (Chain(name, ()),)
         out: list[Chain] = []
         for binding in reaching:
+            recurrent = self._recurrent_output(binding)
+            if recurrent is not None:
+                out.append(Chain(name, (_batch_first_op(self.module.code_for_node(recurrent.func)),), binding))
+                continue
             paths = self.chains(binding.value) if binding.value is not None else ()
             if binding.value is not None and not paths:
                 return ()
@@ -690,6 +696,41 @@ class Layouts:
             if not paths or not all(p.moves for p in paths):
                 out.append(Chain(name, (), binding))
         return tuple(dict.fromkeys(out))
+
+    def _recurrent_output(self, binding: Binding) -> cst.Call | None:
+        """The call of a batch-first recurrent layer whose output `binding` unpacks
+        (`out, hidden = self.gru(x, h)` after `self.gru = nn.GRU(..., batch_first=True)`):
+        the layer computes in (time, batch) order and hands the output back transposed."""
+        assign = binding.node
+        if binding.value is not None or not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+            return None
+        target, value = assign.targets[0].target, assign.value
+        if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, cst.Call) or len(target.elements) != 2:
+            return None
+        first = target.elements[0].value
+        if not (isinstance(first, cst.Name) and first.value == binding.name):
+            return None
+        layer = dotted(value.func)
+        built = assigned_values(self.ctx).get(layer, []) if layer is not None else []
+        if not built or not all(self._batch_first_recurrent(v) for v in built) or self._packed(value):
+            return None
+        return value
+
+    def _packed(self, layer_call: cst.Call) -> bool:
+        """The layer runs on a `PackedSequence` (`pack_padded_sequence(...)`) and returns one."""
+        args = positional(layer_call)
+        if not args:
+            return False
+        inputs = [args[0].value]
+        if isinstance(args[0].value, cst.Name):
+            inputs = [b.value for b in self.bindings.reaching(args[0].value) if b.value is not None]
+        return any(isinstance(v, cst.Call) and _callee_short(v, self.imps).startswith("pack") for v in inputs)
+
+    def _batch_first_recurrent(self, expr: cst.BaseExpression) -> bool:
+        if not isinstance(expr, cst.Call) or (self.imps.qualify(expr.func) or "") not in _RECURRENT_LAYERS:
+            return False
+        flag = keyword(expr, "batch_first")
+        return flag is not None and isinstance(flag.value, cst.Name) and flag.value.value == "True"
 
     def _call_chains(self, call: cst.Call) -> tuple[Chain, ...]:
         method = method_name(call)
@@ -929,7 +970,10 @@ class Layouts:
         return None
 
     def _unpacked_shape(self, binding: Binding, depth: int) -> Shape | None:
-        """`q, k, v = x.split(c, dim=2)`, `_, pred = out.topk(k, 1)`, `a, b = [f(t) for t in ts]`."""
+        """`q, k, v = x.split(c, dim=2)`, `_, pred = out.topk(k, 1)`, `a, b = [f(t) for t in ts]`,
+        `out, h = self.lstm(x)` (batch, time, features)."""
+        if self._recurrent_output(binding) is not None:
+            return (None, None, None)
         assign = binding.node
         if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
             return None
@@ -1134,6 +1178,15 @@ class Layouts:
         if binding.value is None and isinstance(node, cst.Assign) and isinstance(node.value, cst.Call):
             return node.value
         return None
+
+
+# Recurrent layers that take `batch_first=`; their output is a transposed view when it is set.
+_RECURRENT_LAYERS = frozenset({"torch.nn.GRU", "torch.nn.LSTM", "torch.nn.RNN"})
+
+
+def _batch_first_op(layer: str) -> Op:
+    """What a batch-first recurrent layer does to the layout of its (time, batch) output."""
+    return Op("transpose", f"{layer}(...)` with `batch_first=True", (0, 1))
 
 
 def _first_operand(left: cst.BaseExpression, right: cst.BaseExpression) -> cst.BaseExpression:
