@@ -253,9 +253,10 @@ def _read_table(path: Path) -> tuple[dict[str, Any], str]:
         prefix = "tool.torchlint"
     else:  # torchlint.toml: its own table, or a [tool.torchlint] one
         tool = data.get("tool")
-        nested = isinstance(tool, dict) and "torchlint" in tool
-        table = tool["torchlint"] if nested else data
-        prefix = "tool.torchlint" if nested else ""
+        if isinstance(tool, dict) and "torchlint" in tool:
+            table, prefix = tool["torchlint"], "tool.torchlint"
+        else:
+            table, prefix = data, ""
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [{prefix}] must be a table")
     return table, prefix
