@@ -1,7 +1,7 @@
 """Slowdown of simulated CUDA: the same training loops run as plain CPU code and on
 simulated CUDA (allocator model included), side by side in one run, one intra-op thread.
 
-    .venv/bin/python bench/simcuda_slowdown.py [--steps 30] [--repeats 3] [--baseline REV]
+    .venv/bin/python bench/simcuda_slowdown.py [--steps 30] [--repeats 3] [--baseline REV] [--count]
 
 Prints milliseconds per step (the best of the repeats) and the ratio per loop, in CPU
 time of the process (all its threads: autograd runs a simulated device's backward on a
@@ -10,7 +10,11 @@ that thread to be scheduled. The target is a ratio of at most 3 on a training lo
 
 `--baseline REV` also runs the same loops on the simulator of git revision REV (its
 files, laid out as the installed package), alternated with the others: a before/after
-comparison of a change to the simulator in one run, under the same load."""
+comparison of a change to the simulator in one run, under the same load.
+
+`--count` prints instead, per loop, the Python bytecodes and Python calls executed per
+step: counts that load on the machine does not blur. Backward runs on the calling thread
+there (autograd's multithreading off), so that the trace sees it."""
 
 from __future__ import annotations
 
@@ -103,13 +107,42 @@ def worker(device: str, steps: int) -> dict[str, float]:
     return timings
 
 
-def _run(device: str, steps: int, package: Path | None = None) -> dict[str, float]:
+def count(device: str, steps: int) -> dict[str, float]:
+    """Per loop, "<loop>" Python bytecodes per step and "<loop>/calls" Python calls per step."""
+    import torch
+
+    torch.set_num_threads(1)
+    torch.autograd.set_multithreading_enabled(False)
+    tally = {"opcode": 0, "call": 0}
+
+    def trace(frame: Any, event: str, arg: Any) -> Any:
+        frame.f_trace_opcodes = True
+        if event in tally:
+            tally[event] += 1
+        return trace
+
+    counts = {}
+    for name in LOOPS:
+        step = _loop(name, device)
+        for _ in range(3):
+            step()
+        tally.update(opcode=0, call=0)
+        sys.settrace(trace)
+        for _ in range(steps):
+            step()
+        sys.settrace(None)
+        counts[name] = tally["opcode"] / steps
+        counts[f"{name}/calls"] = tally["call"] / steps
+    return counts
+
+
+def _run(device: str, steps: int, package: Path | None = None, counting: bool = False) -> dict[str, float]:
     """One worker process; with `package`, a folder holding another `torchlint` package,
     the simulator is that one (the folder leads `sys.path`)."""
     prefix = ["-m", "torchlint.runtime_probe.simcuda"] if device == "cuda" else []
     env = {**os.environ, "PYTHONPATH": str(package)} if package else None
     proc = subprocess.run(
-        [sys.executable, "-W", "ignore", *prefix, str(Path(__file__).resolve()), "--worker", device, "--steps", str(steps)],
+        [sys.executable, "-W", "ignore", *prefix, str(Path(__file__).resolve()), "--worker", device, "--steps", str(steps), *(["--count"] if counting else [])],
         capture_output=True,
         text=True,
         check=True,
@@ -143,21 +176,32 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--baseline", metavar="REV", help="also run the simulator of this git revision")
+    parser.add_argument("--count", action="store_true", help="count Python bytecodes and calls per step instead of timing")
     parser.add_argument("--worker", choices=("cpu", "cuda"))
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(worker(args.worker, args.steps)))
+        print(json.dumps((count if args.count else worker)(args.worker, args.steps)))
         return
     with tempfile.TemporaryDirectory(prefix="simcuda-baseline-") as folder:
         package = baseline_package(args.baseline, Path(folder)) if args.baseline else None
         runs: dict[str, tuple[str, Path | None]] = {"cpu": ("cpu", None), "cuda": ("cuda", None)}
         if package:
             runs["baseline"] = ("cuda", package)
-        best: dict[str, dict[str, float]] = {run: {} for run in runs}
-        for _ in range(args.repeats):
-            for run, (device, where) in runs.items():  # alternated, so that load on the machine hits all
-                for name, ms in _run(device, args.steps, where).items():
-                    best[run][name] = min(best[run].get(name, float("inf")), ms)
+        if args.count:
+            counts = {run: _run(device, args.steps, where, counting=True) for run, (device, where) in runs.items()}
+        else:
+            best: dict[str, dict[str, float]] = {run: {} for run in runs}
+            for _ in range(args.repeats):
+                for run, (device, where) in runs.items():  # alternated, so that load on the machine hits all
+                    for name, ms in _run(device, args.steps, where).items():
+                        best[run][name] = min(best[run].get(name, float("inf")), ms)
+    if args.count:
+        labels = {"cpu": "plain CPU", "cuda": "simulated", "baseline": f"{args.baseline}"[:12]}
+        print(f"{'loop':<18}" + "".join(f" {labels[run] + ' bytecodes/step':>28} {'calls/step':>10}" for run in runs))
+        for name in LOOPS:
+            print(f"{name:<18}" + "".join(f" {counts[run][name]:>28.0f} {counts[run][name + '/calls']:>10.0f}" for run in runs))
+        print("SIMCUDA_COUNTS " + json.dumps(counts))
+        return
     header = f"{'loop':<18} {'plain CPU ms/step':>18} {'simulated ms/step':>18} {'slowdown':>9} {'wall slowdown':>14}"
     if package:
         header += f" {args.baseline[:12] + ' ms/step':>20} {'slowdown':>9} {'wall slowdown':>14}"

@@ -77,6 +77,50 @@ def test_max_split_size_keeps_oversize_blocks_whole() -> None:
     assert allocator.num_device_alloc == 2
 
 
+def test_an_oversize_request_takes_a_cached_block_only_below_its_size_plus_20_mib() -> None:
+    allocator = CachingAllocator(AllocatorConfig(max_split_size_mb=64))
+    allocator.free(allocator.malloc(210 * MIB))
+    allocator.free(allocator.malloc(190 * MIB))  # 210 MiB is not below 190 + 20: a new segment
+    assert allocator.num_device_alloc == 2
+    assert allocator.malloc(191 * MIB).size == 210 * MIB  # type: ignore[union-attr]  # not an empty request
+
+
+def _best_fit(allocator: CachingAllocator, size: int) -> Block | None:
+    """The cached block CUDA's `get_free_block` picks for a rounded request, from the
+    free list in (size, address) order: what malloc's written-out search must find."""
+    small = size <= 1 * MIB
+    for block in sorted((b for b in allocator.free_blocks() if b.small == small), key=lambda b: (b.size, b.addr)):
+        if block.size < size:
+            continue
+        if size < allocator.max_split <= block.size:
+            return None
+        if size >= allocator.max_split and block.size >= size + 20 * MIB:
+            return None
+        return block
+    return None
+
+
+@pytest.mark.parametrize("max_split_size_mb", [None, 8, 30])
+def test_malloc_takes_the_best_fitting_cached_block_or_a_new_segment(max_split_size_mb: int | None) -> None:
+    rng = random.Random(2)
+    allocator = CachingAllocator(AllocatorConfig(max_split_size_mb=max_split_size_mb))
+    live: list[Block] = []
+    for _ in range(3000):
+        if live and rng.random() < 0.5:
+            allocator.free(live.pop(rng.randrange(len(live))))
+            continue
+        nbytes = rng.choice([rng.randint(1, 4096), rng.randint(4096, 2 * MIB), rng.randint(MIB, 12 * MIB), rng.randint(10 * MIB, 60 * MIB)])
+        expected = _best_fit(allocator, round_size(nbytes))
+        segments = allocator.num_device_alloc
+        block = allocator.malloc(nbytes)
+        assert block is not None
+        if expected is None:
+            assert allocator.num_device_alloc == segments + 1
+        else:
+            assert allocator.num_device_alloc == segments and block is expected
+        live.append(block)
+
+
 def test_out_of_memory_frees_the_cache_retries_then_raises() -> None:
     allocator = CachingAllocator(AllocatorConfig(total_memory=100 * MIB))
     allocator.free(allocator.malloc(60 * MIB))

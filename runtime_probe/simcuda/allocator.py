@@ -22,8 +22,8 @@ trustworthy part.
 
 from __future__ import annotations
 
-import bisect
 import math
+from bisect import bisect_left, insort
 from dataclasses import dataclass, field
 
 MIB = 1 << 20
@@ -179,13 +179,13 @@ class CachingAllocator:
 
     def _insert(self, block: Block) -> None:
         key = block.size << _ADDRESS_BITS | block.addr
-        bisect.insort(self._free[block.small], key)
+        insort(self._free[block.small], key)
         self._free_block[key] = block
 
     def _remove(self, block: Block) -> None:
         free = self._free[block.small]
         key = block.size << _ADDRESS_BITS | block.addr
-        i = bisect.bisect_left(free, key)
+        i = bisect_left(free, key)
         if i >= len(free) or free[i] != key or self._free_block[key] is not block:
             raise AssertionError("allocator model: free list out of order")
         del free[i]
@@ -220,9 +220,87 @@ class CachingAllocator:
             return None
         size = MIN_BLOCK if nbytes < MIN_BLOCK else MIN_BLOCK * ((nbytes + MIN_BLOCK - 1) // MIN_BLOCK)  # round_size
         small = size <= SMALL_SIZE
-        block = self._find_free(small, size)
+        block = None
+        if self.expandable:
+            block = self._find_free_expandable(small, size)
+        else:
+            # Best fit from the cache, written out here: most simulated allocations
+            # end with it.
+            free = self._free[small]
+            i = bisect_left(free, size << _ADDRESS_BITS)
+            if i < len(free):
+                key = free[i]
+                found = self._free_block[key]
+                max_split = self.max_split
+                # No oversize block for a smaller request; an oversize request takes a
+                # block below its size + 20 MiB.
+                if not (size < max_split <= found.size or (size >= max_split and found.size >= size + LARGE_BUFFER)):
+                    del free[i]
+                    del self._free_block[key]
+                    block = found
         if block is None:
-            block = self._new_block(small, size)
+            block = self._reserve(small, size)
+        # Splitting (`should_split`) and the statistics, written out rather than called
+        # (`_insert`, `_grow`).
+        expandable = block.expandable
+        pool = 0 if small else 1
+        following = block.next
+        was_split = block.prev is not None or following is not None
+        remaining = block.size - size
+        if remaining >= MIN_BLOCK if small or self.expandable else size < self.max_split and remaining > SMALL_SIZE:
+            rest = Block(block.addr + size, remaining, small, expandable)
+            rest.prev, rest.next = block, following
+            if following is not None:
+                following.prev = rest
+            block.next = rest
+            block.size = size
+            key = remaining << _ADDRESS_BITS | rest.addr
+            insort(self._free[small], key)
+            self._free_block[key] = rest
+            if not expandable:
+                if was_split:
+                    self._current[_INACTIVE_SPLIT_BYTES + pool] -= size
+                else:
+                    self._grow(_INACTIVE_SPLIT_BYTES, pool, remaining)
+                    self._grow(_INACTIVE_SPLIT, pool, 1)
+        elif was_split and not expandable:
+            self._current[_INACTIVE_SPLIT_BYTES + pool] -= block.size
+            self._current[_INACTIVE_SPLIT + pool] -= 1
+        block.allocated = True
+        block.requested = nbytes
+        current, peak, peak_all, allocated = self._current, self._peak, self._peak_all, self._allocated
+        i = _ALLOCATION + pool
+        total = current[i] = current[i] + 1
+        if total > peak[i]:
+            peak[i] = total
+        allocated[i] += 1
+        total = current[_ALLOCATION] + current[_ALLOCATION + 1]
+        if total > peak_all[_ALLOCATION]:
+            peak_all[_ALLOCATION] = total
+        i = _REQUESTED_BYTES + pool
+        total = current[i] = current[i] + nbytes
+        if total > peak[i]:
+            peak[i] = total
+        allocated[i] += nbytes
+        total = current[_REQUESTED_BYTES] + current[_REQUESTED_BYTES + 1]
+        if total > peak_all[_REQUESTED_BYTES]:
+            peak_all[_REQUESTED_BYTES] = total
+        granted = block.size  # the whole block when it was not split
+        i = _ALLOCATED_BYTES + pool
+        total = current[i] = current[i] + granted
+        if total > peak[i]:
+            peak[i] = total
+        allocated[i] += granted
+        total = current[_ALLOCATED_BYTES] + current[_ALLOCATED_BYTES + 1]
+        if total > peak_all[_ALLOCATED_BYTES]:
+            peak_all[_ALLOCATED_BYTES] = total
+        return block
+
+    def _reserve(self, small: bool, size: int) -> Block:
+        """A new block from the device when the cache has none: a new segment, after
+        releasing cached oversize blocks, after releasing the whole cache (a retry), or
+        OutOfMemory."""
+        block = self._new_block(small, size)
         if block is None and self._release_oversize(small, size):
             block = self._new_block(small, size)
         if block is None:
@@ -239,36 +317,23 @@ class CachingAllocator:
                 f"is free. Of the allocated memory {format_bytes(allocated)} is allocated by PyTorch, and "
                 f"{format_bytes(reserved - allocated)} is reserved by PyTorch but unallocated. (simulated CUDA)"
             )
-        return self._use(block, size, nbytes)
-
-    def _find_free(self, small: bool, size: int) -> Block | None:
-        free = self._free[small]
-        i = bisect.bisect_left(free, size << _ADDRESS_BITS)
-        if self.expandable:
-            # Best fit, but a block that can still grow into unmapped space comes last.
-            fallback = None
-            for j in range(i, len(free)):
-                block = self._free_block[free[j]]
-                following = block.next
-                if following is None or following.mapped:
-                    del self._free_block[free[j]]
-                    del free[j]
-                    return block
-                fallback = fallback or block
-            if fallback is not None:
-                self._remove(fallback)
-            return fallback
-        if i == len(free):
-            return None
-        key = free[i]
-        block = self._free_block[key]
-        if size < self.max_split <= block.size:
-            return None
-        if size >= self.max_split and block.size >= size + LARGE_BUFFER:
-            return None
-        del free[i]
-        del self._free_block[key]
         return block
+
+    def _find_free_expandable(self, small: bool, size: int) -> Block | None:
+        """Best fit, but a block that can still grow into unmapped space comes last."""
+        free = self._free[small]
+        fallback = None
+        for j in range(bisect_left(free, size << _ADDRESS_BITS), len(free)):
+            block = self._free_block[free[j]]
+            following = block.next
+            if following is None or following.mapped:
+                del self._free_block[free[j]]
+                del free[j]
+                return block
+            fallback = fallback or block
+        if fallback is not None:
+            self._remove(fallback)
+        return fallback
 
     def _new_block(self, small: bool, size: int) -> Block | None:
         if self.expandable:
@@ -371,63 +436,6 @@ class CachingAllocator:
             if self._expandable_head.get(block.small) is neighbour:
                 self._expandable_head[block.small] = block
 
-    def _use(self, block: Block, size: int, requested: int) -> Block:
-        # Every simulated allocation runs this: the splitting rules and the statistics
-        # are written out here rather than called (`should_split`, `_insert`, `_grow`).
-        small, expandable = block.small, block.expandable
-        pool = 0 if small else 1
-        following = block.next
-        was_split = block.prev is not None or following is not None
-        remaining = block.size - size
-        if remaining >= MIN_BLOCK if small or self.expandable else size < self.max_split and remaining > SMALL_SIZE:
-            rest = Block(block.addr + size, remaining, small, expandable)
-            rest.prev, rest.next = block, following
-            if following is not None:
-                following.prev = rest
-            block.next = rest
-            block.size = size
-            key = remaining << _ADDRESS_BITS | rest.addr
-            bisect.insort(self._free[small], key)
-            self._free_block[key] = rest
-            if not expandable:
-                if was_split:
-                    self._current[_INACTIVE_SPLIT_BYTES + pool] -= size
-                else:
-                    self._grow(_INACTIVE_SPLIT_BYTES, pool, remaining)
-                    self._grow(_INACTIVE_SPLIT, pool, 1)
-        elif was_split and not expandable:
-            self._current[_INACTIVE_SPLIT_BYTES + pool] -= block.size
-            self._current[_INACTIVE_SPLIT + pool] -= 1
-        block.allocated = True
-        block.requested = requested
-        current, peak, peak_all, allocated = self._current, self._peak, self._peak_all, self._allocated
-        i = _ALLOCATION + pool
-        total = current[i] = current[i] + 1
-        if total > peak[i]:
-            peak[i] = total
-        allocated[i] += 1
-        total = current[_ALLOCATION] + current[_ALLOCATION + 1]
-        if total > peak_all[_ALLOCATION]:
-            peak_all[_ALLOCATION] = total
-        i = _REQUESTED_BYTES + pool
-        total = current[i] = current[i] + requested
-        if total > peak[i]:
-            peak[i] = total
-        allocated[i] += requested
-        total = current[_REQUESTED_BYTES] + current[_REQUESTED_BYTES + 1]
-        if total > peak_all[_REQUESTED_BYTES]:
-            peak_all[_REQUESTED_BYTES] = total
-        granted = block.size  # the whole block when it was not split
-        i = _ALLOCATED_BYTES + pool
-        total = current[i] = current[i] + granted
-        if total > peak[i]:
-            peak[i] = total
-        allocated[i] += granted
-        total = current[_ALLOCATED_BYTES] + current[_ALLOCATED_BYTES + 1]
-        if total > peak_all[_ALLOCATED_BYTES]:
-            peak_all[_ALLOCATED_BYTES] = total
-        return block
-
     # --- free --------------------------------------------------------------------------
 
     def free(self, block: Block | None) -> None:
@@ -442,7 +450,7 @@ class CachingAllocator:
             if neighbour is not None and not neighbour.allocated and neighbour.mapped == mapped:
                 # `_remove(neighbour)`, written out: every free of a split block runs it.
                 key = neighbour.size << _ADDRESS_BITS | neighbour.addr
-                i = bisect.bisect_left(free, key)
+                i = bisect_left(free, key)
                 if i >= len(free) or free[i] != key or free_block[key] is not neighbour:
                     raise AssertionError("allocator model: free list out of order")
                 del free[i]
@@ -451,7 +459,7 @@ class CachingAllocator:
                 split_bytes -= neighbour.size
                 self._absorb(block, neighbour)
         key = block.size << _ADDRESS_BITS | block.addr
-        bisect.insort(free, key)
+        insort(free, key)
         free_block[key] = block
         if block.prev is not None or block.next is not None:
             split_blocks += 1
@@ -486,7 +494,7 @@ class CachingAllocator:
             return False
         wanted = max(size, int(self.max_split))
         free = self._free[small]
-        i = bisect.bisect_left(free, wanted << _ADDRESS_BITS)
+        i = bisect_left(free, wanted << _ADDRESS_BITS)
         if i < len(free):
             block = self._free_block[free[i]]
             if block.is_split:
