@@ -97,4 +97,4 @@ def test_wheel_metadata_dependencies(wheel: Path) -> None:
 def test_wheel_console_script(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as zf:
         entry_points = zf.read(next(n for n in zf.namelist() if n.endswith("entry_points.txt"))).decode()
-    assert "torchlint = torchlint.cli:run" in entry_points
+    assert "torchlint = torchlint.launch:run" in entry_points
