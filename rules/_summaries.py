@@ -49,7 +49,8 @@ Effects: `clears_grads` (`zero_grad()`, `p.grad = None`, `p.grad.zero_()`, a hel
 named like `zero_grads`), `steps` (an optimizer's or a scaler's `step`), `schedules`
 (`scheduler.step()` of a name that says learning-rate scheduler), `backward`,
 `syncs` (`torch.cuda.synchronize()`, host reads `.item()`, `.cpu()`, `.tolist()`,
-`.numpy()`), `grad_free` (decorated with `no_grad` / `inference_mode`),
+`.numpy()`), `queues_work` (a torch op, a tensor's compute method such as `matmul`, a
+`forward` call, or running a network named like one: `model(x)`), `grad_free` (decorated with `no_grad` / `inference_mode`),
 `enters_grad_free` (a `with` of one), `sets_eval` / `sets_train`, `moves_device`
 (`.to()`, `.cuda()`), `selects_gpu` (`torch.cuda.set_device`, `torch.cuda.device(...)`,
 `CUDA_VISIBLE_DEVICES`, `init_process_group(device_id=...)`), `inits_process_group`,
@@ -697,6 +698,13 @@ class _Walk:
             active[0].moved_params.add(moved_param)
         if qualified.endswith("cuda.synchronize") or method in an.WAITING_METHODS:
             found.add("syncs")
+        if (
+            an.is_torch_op(qualified)
+            or method in an.TENSOR_WORK
+            or method == "forward"
+            or an.name_says_model_run(_last(func))
+        ):
+            found.add("queues_work")
         if method in ("to", "cuda"):
             found.add("moves_device")
         if any(k.arg == "non_blocking" and not (isinstance(k.value, ast.Constant) and not k.value.value) for k in call.keywords):
@@ -1012,7 +1020,13 @@ def number(ctx: FileContext, expr: cst.BaseExpression) -> float | None:
 
 def call_effects(ctx: FileContext, call: cst.Call) -> frozenset[str]:
     """The effects of a call of a project function or class; empty when unknown."""
-    entry = entry_for(ctx, call.func)
+    return callee_effects(ctx, call.func)
+
+
+def callee_effects(ctx: FileContext, callee: cst.BaseExpression) -> frozenset[str]:
+    """The effects of calling what `callee` names, a project function or class (also when
+    it is passed on uncalled: `bench(run_forward, x)`); empty when unknown."""
+    entry = entry_for(ctx, callee)
     return effects(ctx, entry) if entry is not None and entry.kind in ("function", "class") else frozenset()
 
 

@@ -20,7 +20,9 @@ class UnsynchronizedTiming(Rule):
     running a network: one named like a network, or any name whose value a network class
     (of this file or another project module) built, or that was moved with `.to(device)` /
     `.cuda()`; in a timing helper (`def bench(fn, *args)`), calling the function that a
-    caller in the file passes when that is a network or a lambda that runs one; and a call
+    caller in the file passes when that is a network, a lambda, a method of the class or a
+    function of another project module that runs one without synchronizing (also through a
+    name: `forward_fn = self.forward_torch`); and a call
     of a timing helper of another project module that never synchronizes (`timeit(model, x)`)
     with a network or CUDA work to time. Also finds `start.elapsed_time(end)` on CUDA events
     with no synchronization on `end` (or the device) after `end.record()`.
@@ -83,6 +85,27 @@ class UnsynchronizedTiming(Rule):
     CONFIRMED_BY = ("TL002",)
 
     VALID = [
+        # A timing method handed a bound method that waits for the GPU before returning.
+        """
+        import time, torch
+        class Benchmark:
+            def __init__(self, net):
+                self.net = net.cuda()
+
+            def forward_torch(self, x):
+                out = self.net(x)
+                torch.cuda.synchronize()
+                return out
+
+            def run(self, x):
+                forward_fn = self.forward_torch
+                return self._measure(forward_fn, x)
+
+            def _measure(self, fn, x):
+                tic = time.time()
+                fn(x)
+                return time.time() - tic
+        """,
         # Synchronize before reading the end time.
         """
         import time, torch
@@ -470,6 +493,25 @@ class UnsynchronizedTiming(Rule):
 
         print(bench(lambda: net(x.cuda())))
         """,
+        # A timing method handed a bound method that runs the network, through a name.
+        """
+        import time, torch
+        class Benchmark:
+            def __init__(self, net):
+                self.net = net.cuda()
+
+            def forward_torch(self, x):
+                return self.net(x)
+
+            def run(self, x):
+                forward_fn = self.forward_torch
+                return self._measure(forward_fn, x)
+
+            def _measure(self, fn, x):
+                tic = time.time()
+                fn(x)
+                return time.time() - tic  # expect: TL002
+        """,
     ]
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
@@ -477,7 +519,7 @@ class UnsynchronizedTiming(Rule):
         work = an.GpuWork(
             ctx,
             an.Networks(ctx, lambda call: sm.builds_module(ctx, call)),
-            lambda call: sm.call_effects(ctx, call),
+            lambda callee: sm.callee_effects(ctx, callee),
         )
         if an.uses_cuda(ctx):
             for call, timed in an.project_timer_calls(ctx, work.runs_work):

@@ -1,10 +1,14 @@
 """A timing helper in one module (`timeit(fn, *args)`) that never synchronizes, called by a
 benchmark in another module with a CUDA network (TL002): reported at the call, which is
-where the module knows that what is timed runs on the GPU."""
+where the module knows that what is timed runs on the GPU. And the other way round: a
+timing helper of the benchmark's module (`_measure(fn, *args)`) timing a function of
+another module that runs the network (`_measure(run_model, model, images)`)."""
 
 from __future__ import annotations
 
-from project_support import PROJECTS, check, check_alone, findings, summary
+from pathlib import Path
+
+from project_support import PROJECTS, check, check_alone, copy_project, edit, findings, summary
 
 PROJECT = PROJECTS / "benchkit"
 
@@ -26,13 +30,49 @@ def test_summaries_count_wall_clock_reads() -> None:
     assert defs["plain"]["clock_reads"] == 0
 
 
+def test_summaries_say_which_functions_queue_gpu_work() -> None:
+    defs = summary(
+        """
+        import torch
+        import torch.nn.functional as F
+        def forward(model, x):
+            return model(x)
+        def attention(q, k):
+            return F.softmax(q @ k.transpose(-2, -1), -1)
+        def product(a, b):
+            return torch.matmul(a, b)
+        def encoder_forward(enc, x):
+            return enc.forward(x)
+        def host(path):
+            return torch.load(path), sorted(open(path).read().split())
+        def seeded():
+            torch.manual_seed(0)
+        """
+    )["defs"]
+    for name in ("forward", "attention", "product", "encoder_forward"):
+        assert "queues_work" in defs[name]["effects"], name
+    for name in ("host", "seeded"):
+        assert "queues_work" not in defs[name]["effects"], name
+
+
 def test_the_call_that_times_a_cuda_network_without_synchronizing_is_reported() -> None:
     result = check(PROJECT)
     # Not the helper that synchronizes, nor the helper timing a host function.
-    assert findings(result, "TL002") == [("benchkit/bench.py", 11, "TL002")]
-    (message,) = [f.message for f in result.findings if f.code == "TL002"]
+    assert findings(result, "TL002") == [("benchkit/bench.py", 14, "TL002"), ("benchkit/bench.py", 22, "TL002")]
+    message = next(f.message for f in result.findings if f.code == "TL002" and f.line == 14)
     assert "`timeit()`" in message and "`model`" in message and "torch.cuda.synchronize()" in message
 
 
-def test_alone_the_benchmark_cannot_know_what_the_helper_does() -> None:
+def test_a_local_timer_of_another_modules_function_that_runs_the_network_is_reported(tmp_path: Path) -> None:
+    project = copy_project("benchkit", tmp_path)
+    bench = project / "benchkit" / "bench.py"
+    # Timing only the function that synchronizes, and the one that reads a file: nothing pending.
+    edit(bench, '        print("resnet18", _measure(run_model, model, images))\n', "")
+    assert ("benchkit/bench.py", 22, "TL002") not in findings(check(project), "TL002")
+    # The function times the network again once it no longer synchronizes.
+    edit(project / "benchkit" / "workloads.py", "    torch.cuda.synchronize()\n", "")
+    assert ("benchkit/bench.py", 22, "TL002") in findings(check(project), "TL002")
+
+
+def test_alone_the_benchmark_cannot_know_what_the_helpers_do() -> None:
     assert check_alone(PROJECT, "benchkit/bench.py", "TL002") == []

@@ -114,6 +114,7 @@ from torchlint.rules._analysis.vocabulary import (
     name_tokens as name_tokens,
     DEVICE_WORDS as DEVICE_WORDS,
     name_says_optimizer as name_says_optimizer,
+    name_says_model_run as name_says_model_run,
     is_optimizer_class as is_optimizer_class,
     MODULE_UTILITY_METHODS as MODULE_UTILITY_METHODS,
     name_says_evaluation as name_says_evaluation,
@@ -277,9 +278,11 @@ from torchlint.rules._analysis.networks import (
     is_cpu_literal as is_cpu_literal,
 )
 from torchlint.rules._analysis.synchronization import (
+    TENSOR_WORK as TENSOR_WORK,
     WAITING_METHODS as WAITING_METHODS,
     Effect as Effect,
     GpuWork as GpuWork,
+    is_torch_op as is_torch_op,
 )
 from torchlint.rules._analysis.iterations import (
     Part as Part,

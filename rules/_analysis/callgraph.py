@@ -92,13 +92,17 @@ class Functions:
 
     def resolve(self, call: cst.Call) -> list[cst.FunctionDef]:
         """Local functions that `call` may run: `f()`, `self.f()`, `cls.f()`, `Class.f()`."""
-        func = call.func
+        return self.referenced(call.func)
+
+    def referenced(self, func: cst.BaseExpression) -> list[cst.FunctionDef]:
+        """Local functions that the expression `func` (of this module's tree) names, called
+        or not: `f`, `self.f`, `cls.f`, `Class.f`."""
         if isinstance(func, cst.Name):
-            return self.visible(func.value, call)
+            return self.visible(func.value, func)
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             owner = func.value.value
             if owner in ("self", "cls"):
-                current = self.idx.enclosing(call, (cst.FunctionDef,))
+                current = self.idx.enclosing(func, (cst.FunctionDef,))
                 while current is not None and id(current) not in self.class_of:
                     current = self.idx.enclosing(current, (cst.FunctionDef,))
                 if current is not None:

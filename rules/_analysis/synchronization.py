@@ -77,7 +77,7 @@ class GpuWork:
         self,
         ctx: FileContext,
         nets: Networks | None = None,
-        project_effects: Callable[[cst.Call], frozenset[str]] | None = None,
+        project_effects: Callable[[cst.BaseExpression], frozenset[str]] | None = None,
     ) -> None:
         self.ctx = ctx
         self.idx = index(ctx)
@@ -86,7 +86,7 @@ class GpuWork:
         self.bindings = bindings(ctx)
         self.assigned = assigned_values(ctx)
         self.nets = nets or Networks(ctx)
-        self.project_effects = project_effects or (lambda call: frozenset())
+        self.project_effects = project_effects or (lambda callee: frozenset())
         self._summaries: dict[tuple[int, int], Effect | None] = {}
         self._implicit: set[int] = set()
         self._passed: dict[int, bool] = {}
@@ -119,9 +119,9 @@ class GpuWork:
 
     def _outside_effect(self, node: cst.Call, method: str | None, depth: int) -> Effect | None:
         """The effect of a call of something not defined in this module."""
-        if _is_torch_op(self.imps.callee(node) or ""):
+        if is_torch_op(self.imps.callee(node) or ""):
             return Effect.WORK
-        if "syncs" in self.project_effects(node):
+        if "syncs" in self.project_effects(node.func):
             return Effect.SYNC  # a helper of another project module that synchronizes
         if method in TENSOR_WORK:
             return Effect.WORK
@@ -181,7 +181,21 @@ class GpuWork:
             local = [f for f in self.funcs.by_name.get(expr.value, []) if id(f) not in self.funcs.class_of]
             if local:
                 return self.summary(local[0], depth) is Effect.WORK
-        return isinstance(expr, (cst.Name, cst.Attribute)) and self.runs_network(expr, depth)
+        if not isinstance(expr, (cst.Name, cst.Attribute)):
+            return False
+        method = self.funcs.referenced(expr) if isinstance(expr, cst.Attribute) else []
+        if method:  # a bound method of this module's class: `self.forward_torch`
+            return self.summary(method[0], depth) is Effect.WORK
+        effects = self.project_effects(expr)
+        if "queues_work" in effects and "syncs" not in effects:
+            return True  # a function of another project module that runs GPU work
+        if self.runs_network(expr, depth):
+            return True
+        # `forward_fn = model.forward` or `fn = run_forward`, then `bench(forward_fn)`.
+        name = dotted(expr)
+        return depth < MAX_VALUE_DEPTH and any(
+            value is not expr and self._runs_work(value, depth + 1) for value in self.assigned.get(name or "", [])
+        )
 
     def _to_cpu(self, call: cst.Call) -> bool:
         """`x.to("cpu")`, `x.to(device=cpu_device)`: a copy to the host, which waits for the GPU."""
@@ -352,8 +366,8 @@ def _operands(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
     return []
 
 
-def _is_torch_op(callee: str) -> bool:
-    """`torch.matmul`, `torch.nn.functional.relu`: an op that launches kernels."""
+def is_torch_op(callee: str) -> bool:
+    """`torch.matmul`, `torch.nn.functional.relu` (a qualified name): an op that launches kernels."""
     parts = callee.split(".")
     if len(parts) == 2 and parts[0] == "torch":
         op = parts[1]

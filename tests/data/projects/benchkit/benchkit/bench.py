@@ -1,7 +1,10 @@
+import time
+
 import torch
 import torchvision
 
 from .timers import timeit, timeit_synced
+from .workloads import read_labels, run_model, run_model_synced
 
 
 def main():
@@ -13,5 +16,21 @@ def main():
     print("sorting", timeit(sorted, list(range(1000))))
 
 
+def _measure(fn, *args):
+    start = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - start
+
+
+def compare():
+    model = torchvision.models.resnet18().cuda().eval()
+    images = torch.randn(8, 3, 224, 224, device="cuda")
+    with torch.no_grad():
+        print("resnet18", _measure(run_model, model, images))
+        print("resnet18 synced", _measure(run_model_synced, model, images))
+    print("labels", _measure(read_labels, "labels.txt"))
+
+
 if __name__ == "__main__":
     main()
+    compare()
