@@ -22,7 +22,10 @@ class LossAccumulatedWithGraph(Rule):
     `loss` is back-propagated in that iteration (or is part of what is, or is returned by a
     step function of this module or another project module that back-propagated it), or is a loss
     computed with gradients enabled in an evaluation loop, and is added without
-    `.item()`, `.detach()` or `float()`.
+    `.item()`, `.detach()` or `float()`. Also a total that a per-step method keeps in an
+    attribute of its object (`self.epoch_loss += loss` in the `train_step` that a loop of
+    `fit` calls once per batch), which outlives each call as a loop's total outlives each
+    iteration.
 
     ## Why is this bad?
     Adding a tensor that requires grad to a total records the addition in the autograd
@@ -75,6 +78,23 @@ class LossAccumulatedWithGraph(Rule):
     CONFIRMED_BY = ("TL103",)
 
     VALID = [
+        # a per-step method that restarts the attribute each call, or adds a number into it
+        """
+        import torch.nn.functional as F
+        class Trainer:
+            def train_step(self, x, y):
+                self.optimizer.zero_grad()
+                loss = F.cross_entropy(self.model(x), y)
+                loss.backward()
+                self.optimizer.step()
+                self.last_loss = 0.0
+                self.last_loss += loss
+                self.epoch_loss += loss.item()
+
+            def fit(self, loader):
+                for x, y in loader:
+                    self.train_step(x, y)
+        """,
         # a model output's loss read as a number, and a count carried by the batch
         """
         for batch in loader:
@@ -295,6 +315,37 @@ class LossAccumulatedWithGraph(Rule):
     ]
 
     INVALID = [
+        # a trainer's per-step method keeps the total on its object, across the calls of fit's loop
+        Example(
+            """
+            import torch.nn.functional as F
+            class Trainer:
+                def train_step(self, x, y):
+                    self.optimizer.zero_grad()
+                    loss = F.cross_entropy(self.model(x), y)
+                    loss.backward()
+                    self.optimizer.step()
+                    self.epoch_loss += loss  # expect: TL006
+
+                def fit(self, loader):
+                    for x, y in loader:
+                        self.train_step(x, y)
+            """,
+            fixed="""
+            import torch.nn.functional as F
+            class Trainer:
+                def train_step(self, x, y):
+                    self.optimizer.zero_grad()
+                    loss = F.cross_entropy(self.model(x), y)
+                    loss.backward()
+                    self.optimizer.step()
+                    self.epoch_loss += loss.detach()  # expect: TL006
+
+                def fit(self, loader):
+                    for x, y in loader:
+                        self.train_step(x, y)
+            """,
+        ),
         # the loss field of a model's output (Hugging Face models return one)
         Example(
             """
@@ -623,12 +674,16 @@ class LossAccumulatedWithGraph(Rule):
                 for total in an.helper_totals(ctx, loop, handed):
                     if self._keeps_graph(ctx, idx, loop, total):
                         yield self._report(ctx, total)
+        for method in an.per_step_methods(ctx):
+            for total in an.running_totals(ctx, method):
+                if self._keeps_graph(ctx, idx, method, total):
+                    yield self._report(ctx, total)
 
-    def _keeps_graph(self, ctx: FileContext, idx: an.Index, loop: cst.For | cst.While, acc: an.RunningTotal) -> bool:
+    def _keeps_graph(self, ctx: FileContext, idx: an.Index, loop: an.Iteration, acc: an.RunningTotal) -> bool:
         imps = an.imports(ctx)
         if an.in_grad_free_block(idx, acc.statement, imps):
             return False
-        scope = idx.scope(loop)
+        scope = loop if isinstance(loop, cst.FunctionDef) else idx.scope(loop)
         backpropagated = an.backpropagated_names(ctx, idx, scope)
         accumulator = an.dotted(an.container(acc.accumulator))
         if accumulator is not None and accumulator in backpropagated.flowing:

@@ -187,3 +187,51 @@ def test_summed() -> None:
     assert addition("total + loss") == "total + loss"
     assert addition("loss if total is None else total + loss") == "total + loss"
     assert addition("total * 0.9") is None and addition("a if b else c") is None
+
+
+def test_per_step_methods_are_the_loop_free_methods_a_loop_calls_through_self() -> None:
+    ctx = context(
+        """
+        class Trainer:
+            def train_step(self, x, y):
+                self.total += loss
+            def log_epoch(self):
+                print(self.total)
+            def evaluate(self, loader):
+                for x, y in loader:
+                    self.total += loss
+            def fit(self, loader, epochs):
+                for epoch in range(epochs):
+                    for x, y in loader:
+                        self.train_step(x, y)
+                    self.evaluate(val_loader)
+                self.log_epoch()
+
+        def helper(x):
+            return x
+        for x in data:
+            helper(x)
+        """
+    )
+    # Not the method that loops itself, nor the one called once after the loops.
+    assert [m.name.value for m in an.per_step_methods(ctx)] == ["train_step"]
+
+
+def test_a_per_step_methods_totals_are_those_kept_on_its_object() -> None:
+    ctx = context(
+        """
+        class Trainer:
+            def train_step(self, x, y):
+                local += loss
+                self.total += loss
+                self.sums["loss"] += loss * x.size(0)
+                self.history.append(loss)
+                with_items += loss.item()
+            def fit(self, loader):
+                for x, y in loader:
+                    self.train_step(x, y)
+        """
+    )
+    (method,) = an.per_step_methods(ctx)
+    found = [(code(ctx, t.accumulator), code(ctx, t.value)) for t in an.running_totals(ctx, method)]
+    assert found == [("self.total", "loss"), ('self.sums["loss"]', "loss"), ("self.history", "loss")]

@@ -309,6 +309,8 @@ from torchlint.rules._analysis.gradients import (
 from torchlint.rules._analysis.totals import (
     RunningTotal as RunningTotal,
     running_totals as running_totals,
+    per_step_methods as per_step_methods,
+    Iteration as Iteration,
     helper_totals as helper_totals,
     running_meters as running_meters,
     added_operand as added_operand,

@@ -4,6 +4,11 @@ total + loss`, `losses.append(loss)`, `meter.update(loss, n)` of a
 running-average meter, `tracker.update(losses)` of a project class whose method adds its
 argument into an attribute), the value each one adds, and whether the total is started afresh
 inside the iteration. Whether the added value carries an autograd graph is `graphs`'s.
+
+An iteration is a loop's body, or the body of a per-step method (`Trainer.train_step`, which
+a loop of the module calls once per batch): what such a method adds into an attribute of
+its object (`self.train_loss += loss`) outlives the call, as a loop's total outlives the
+iteration.
 """
 
 from __future__ import annotations
@@ -43,39 +48,75 @@ class RunningTotal:
         return dotted(self.value) if not isinstance(self.value, cst.Call) else None
 
 
-def running_totals(ctx: FileContext, loop: cst.For | cst.While) -> Iterator[RunningTotal]:
-    """Totals that run directly in this loop's body (not in an inner loop, nor in a nested
-    function), of a plain name or of a helper's result (`total += self.training_step(...)`)."""
+# The code that runs once per step: a loop, or a per-step method (`per_step_methods`).
+Iteration = cst.For | cst.While | cst.FunctionDef
+
+
+def running_totals(ctx: FileContext, loop: Iteration) -> Iterator[RunningTotal]:
+    """Totals that run directly in this iteration (not in an inner loop, nor in a nested
+    function), of a plain name or of a helper's result (`total += self.training_step(...)`);
+    in a per-step method, only totals kept in attributes of its object (`self.total`)."""
     idx = index(ctx)
     meters = running_meters(ctx)
     for node in idx.within(loop.body, cst.AugAssign, cst.Assign, cst.Call):
-        if enclosing_loops(idx, node)[:1] != [loop]:
+        if isinstance(loop, cst.FunctionDef):
+            if enclosing_loops(idx, node) or idx.scope(node) is not loop:
+                continue
+            for total in _totals_of(node, meters):
+                if (dotted(container(total.accumulator)) or "").startswith("self."):
+                    yield total
+        elif enclosing_loops(idx, node)[:1] == [loop]:
+            yield from _totals_of(node, meters)
+
+
+def per_step_methods(ctx: FileContext) -> list[cst.FunctionDef]:
+    """Methods that a loop of this module calls through `self` once per iteration
+    (`for batch in loader: self.train_step(batch)`) and that take no loop of their own."""
+    return ctx.analysis(_build_per_step_methods)
+
+
+def _build_per_step_methods(ctx: FileContext) -> list[cst.FunctionDef]:
+    idx = index(ctx)
+    funcs = functions(ctx)
+    found = []
+    for method in funcs.all:
+        if id(method) not in funcs.class_of or idx.within(method, cst.For, cst.While):
             continue
-        if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
-            value = added_operand(node.value)
-            if value is not None:
-                yield RunningTotal(node, node.target, value)
-            elif isinstance(node.value, cst.Call):
-                yield RunningTotal(node, node.target, node.value)
-        elif isinstance(node, cst.Assign) and len(node.targets) == 1:
-            target = node.targets[0].target
-            total = summed(node.value)
-            if total is not None:
-                for own, other in ((total.left, total.right), (total.right, total.left)):
-                    value = added_operand(other)
-                    if same_expr(own, target) and value is not None:
-                        yield RunningTotal(node, target, value, start=_start(node.value, total, value))
-        elif isinstance(node, cst.Call) and method_name(node) == "append" and len(node.args) == 1:
-            owner = receiver(node)
-            item = node.args[0].value
-            if owner is not None and dotted(owner) is not None and isinstance(item, (cst.Name, cst.Attribute)):
-                if dotted(item) is not None and not detached(item):
-                    yield RunningTotal(node, owner, item)
-        elif isinstance(node, cst.Call) and method_name(node) == "update" and positional(node):
-            owner = receiver(node)
-            value = added_operand(positional(node)[0].value)
-            if owner is not None and dotted(owner) in meters and value is not None:
-                yield RunningTotal(node, owner, value)
+        if any(
+            dotted(receiver(site) or site.func) == "self" and enclosing_loops(idx, site)
+            for site in funcs.call_sites(method)
+        ):
+            found.append(method)
+    return found
+
+
+def _totals_of(node: cst.CSTNode, meters: frozenset[str]) -> Iterator[RunningTotal]:
+    """The running total that one statement of an iteration keeps, if any."""
+    if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
+        value = added_operand(node.value)
+        if value is not None:
+            yield RunningTotal(node, node.target, value)
+        elif isinstance(node.value, cst.Call):
+            yield RunningTotal(node, node.target, node.value)
+    elif isinstance(node, cst.Assign) and len(node.targets) == 1:
+        target = node.targets[0].target
+        total = summed(node.value)
+        if total is not None:
+            for own, other in ((total.left, total.right), (total.right, total.left)):
+                value = added_operand(other)
+                if same_expr(own, target) and value is not None:
+                    yield RunningTotal(node, target, value, start=_start(node.value, total, value))
+    elif isinstance(node, cst.Call) and method_name(node) == "append" and len(node.args) == 1:
+        owner = receiver(node)
+        item = node.args[0].value
+        if owner is not None and dotted(owner) is not None and isinstance(item, (cst.Name, cst.Attribute)):
+            if dotted(item) is not None and not detached(item):
+                yield RunningTotal(node, owner, item)
+    elif isinstance(node, cst.Call) and method_name(node) == "update" and positional(node):
+        owner = receiver(node)
+        value = added_operand(positional(node)[0].value)
+        if owner is not None and dotted(owner) in meters and value is not None:
+            yield RunningTotal(node, owner, value)
 
 
 def helper_totals(ctx: FileContext, loop: cst.For | cst.While, names: frozenset[str]) -> Iterator[RunningTotal]:
@@ -170,8 +211,8 @@ def container(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr
 
 
-def restarted_in_iteration(idx: Index, loop: cst.For | cst.While, total: RunningTotal) -> bool:
-    """The accumulator is (re)bound somewhere inside the loop body (other than by the total
+def restarted_in_iteration(idx: Index, loop: Iteration, total: RunningTotal) -> bool:
+    """The accumulator is (re)bound somewhere inside the iteration (other than by the total
     itself, `total = total + loss`), so it holds at most a bounded window of iterations."""
     base = dotted(container(total.accumulator))
     if base is None:
@@ -219,8 +260,8 @@ class LoopBinding:
     unpacked: bool
 
 
-def binding_before(idx: Index, loop: cst.For | cst.While, name: str, before: cst.CSTNode) -> LoopBinding | None:
-    """The assignment to `name` last before `before` in the loop body (source order)."""
+def binding_before(idx: Index, loop: Iteration, name: str, before: cst.CSTNode) -> LoopBinding | None:
+    """The assignment to `name` last before `before` in the iteration (source order)."""
     found: LoopBinding | None = None
     for assign in idx.within(loop.body, cst.Assign):
         if idx.order(assign) >= idx.order(before):
