@@ -44,7 +44,9 @@ class EvalWithoutNoGrad(Rule):
     same class that calls `self.model` (`self.infer(x)`), a method of the model whose
     name says it runs the forward (`self.model.infer(x)`, `net.predict(x)`, `encode`,
     `extract_...`), or a function of another module of the project that calls the model
-    passed to it (`predict(model, x)`). A TorchServe handler (a class with
+    passed to it (`predict(model, x)`), or a function of the same module that runs the model
+    passed to it and neither trains nor asks for input gradients on that call's path
+    (`run_epoch(val_loader, model)` where only a given optimizer makes it back-propagate). A TorchServe handler (a class with
     `initialize()` and `handle()`) runs `initialize()` once and its hooks
     (`preprocess`, `inference`, `postprocess`, `handle`) per request: a model that
     `initialize()` puts in eval mode is in eval mode there. Likewise a class that only
@@ -121,6 +123,29 @@ class EvalWithoutNoGrad(Rule):
     CONFIRMED_BY = ("TL004",)
 
     VALID = (
+        # After eval(), helpers that want gradients: an attack on the inputs, and the
+        # shared epoch function given the optimizer; and one under no_grad.
+        """
+        import torch
+        import torch.nn.functional as F
+        def run_epoch(loader, model, optimizer=None):
+            for x, y in loader:
+                loss = F.cross_entropy(model(x), y)
+                if optimizer is not None:
+                    loss.backward()
+                    optimizer.step()
+
+        def fgsm(model, x, y, eps):
+            x = x.clone().requires_grad_(True)
+            F.cross_entropy(model(x), y).backward()
+            return x + eps * x.grad.sign()
+
+        model.eval()
+        adversarial = [fgsm(model, x, y, 0.1) for x, y in test_loader]
+        run_epoch(finetune_loader, model, optimizer)
+        with torch.no_grad():
+            run_epoch(val_loader, model)
+        """,
         # a module of the file with only buffers, fed data: no parameter, so no graph
         """
         import torch
@@ -476,6 +501,27 @@ class EvalWithoutNoGrad(Rule):
         """,
     )
     INVALID = (
+        # One epoch function for training and evaluation: the evaluation call passes no
+        # optimizer, so nothing back-propagates there, but every forward records a graph.
+        """
+        import torch.nn.functional as F
+        def run_epoch(loader, model, optimizer=None):
+            total = 0.0
+            for x, y in loader:
+                loss = F.cross_entropy(model(x), y)
+                if optimizer is not None:
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                total += loss.item()
+            return total
+
+        for epoch in range(10):
+            model.train()
+            run_epoch(train_loader, model, optimizer)
+            model.eval()
+            print(run_epoch(val_loader, model))  # expect: TL004
+        """,
         # The keyword says the tower is trained: its graph is recorded for nothing.
         """
         import torch

@@ -208,3 +208,36 @@ def test_a_guard_that_holds_from_the_first_count_on_skips_nothing() -> None:
     assert an.skips_first_iteration(limit, step, loop)
     assert not an.skips_first_iteration(limit, step, loop, lambda e: -1.0)
     assert an.skips_first_iteration(limit, step, loop, lambda e: 3.0)
+
+
+def test_skipped_by_a_call_that_makes_the_guarding_parameter_false_or_none() -> None:
+    ctx = context(
+        """
+        def run_epoch(loader, model, optimizer=None, train=True):
+            for x, y in loader:
+                loss = model(x, y)
+                if optimizer is not None:
+                    loss.backward()
+                if train:
+                    step()
+                if optimizer is None:
+                    log()
+
+        run_epoch(val, model)
+        run_epoch(val, model, opt, train=False)
+        run_epoch(val, model, None, False)
+        run_epoch(val, model, *extra)
+        """
+    )
+    idx = an.index(ctx)
+    func = idx.nodes(cst.FunctionDef)[0]
+    backward, step, log = [c for c in idx.within(func, cst.Call) if code(ctx, c) in ("loss.backward()", "step()", "log()")]
+    sites = [c for c in idx.nodes(cst.Call) if code(ctx, c).startswith("run_epoch")]
+    funcs = an.functions(ctx)
+    skipped = [[an.skipped_by(funcs, func, site, node) for node in (backward, step, log)] for site in sites]
+    assert skipped == [
+        [True, False, False],  # no optimizer: no backward; train defaults to True; the None branch runs
+        [False, True, False],  # `opt` may be anything: only `train=False` is known
+        [True, True, False],
+        [False, False, False],  # *extra: unknown
+    ]

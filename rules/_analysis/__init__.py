@@ -322,6 +322,7 @@ from torchlint.rules._analysis.totals import (
 )
 from torchlint.rules._analysis.flow import (
     never_runs as never_runs,
+    skipped_by as skipped_by,
     literal_truth as literal_truth,
     literal_number as literal_number,
     shared_iteration as shared_iteration,

@@ -39,6 +39,7 @@ from torchlint.rules._analysis.devices import FACTORIES
 from torchlint.rules._analysis.graphs import is_loss_call
 from torchlint.rules._analysis.grad_regions import grad_regions
 from torchlint.rules._analysis.index import Index, index
+from torchlint.rules._analysis.flow import skipped_by
 from torchlint.rules._analysis.freezing import freezing
 from torchlint.rules._analysis.modes import (
     SELF_RETURNING,
@@ -292,6 +293,31 @@ class Evaluations:
         for key in keys:
             if key in passed and sm.runs_with_gradients(self.ctx, call, key):
                 return key
+        return self._through_local_function(call, keys)
+
+    def _through_local_function(self, call: cst.Call, keys: set[str]) -> str | None:
+        """`run_epoch(loader, model, loss)` of a function of this module that runs the
+        parameter bound to one of `keys` with gradients, neither back-propagates nor asks for
+        input gradients on this call's path (`if optimizer is not None: loss.backward()` with
+        no optimizer passed), and does not put it in train mode.
+        When every caller hands it a model in eval mode, the function's own forward is what
+        gets reported (`eval_from_callers`), not each call."""
+        for func in self.funcs.resolve(call):
+            if id(func) in self.funcs.class_of or grad_free_decorated(func, self.imps):
+                continue
+            if self._referenced_uncalled(func, self.funcs.call_sites(func)):
+                continue  # also a callback: what its callers do with gradients is not in sight
+            if any(not skipped_by(self.funcs, func, call, node) for node in self.gradient_requests(func)):
+                continue  # it trains, or wants input gradients (an attack), on this call's path
+            for param, arg in bind_arguments(self.funcs, func, call).items():
+                key = dotted(arg)
+                if key not in keys or self.eval_from_callers(func, param) is not None:
+                    continue
+                inner_calls = self.idx.within(func, cst.Call)
+                if any(method_name(c) == "train" and dotted(receiver(c) or c) == param for c in inner_calls):
+                    continue
+                if any(forward_key(c, {param}) and not self.regions.grad_free(c) for c in inner_calls):
+                    return key
         return None
 
     def eval_from_callers(self, func: cst.FunctionDef, name: str) -> ModeEvent | None:
@@ -410,26 +436,33 @@ class Evaluations:
         """The scope back-propagates or steps after `after`, or asks for input gradients. With
         `since` (the eval switch at `after`), training that cannot follow it does not count:
         code after a block that holds the switch and returns (`if args.eval_only: ... return`)."""
+        return any(
+            self.idx.order(node) > after and (since is None or self._may_follow(since, node))
+            for node in self.gradient_requests(scope)
+        )
+
+    def gradient_requests(self, scope: cst.CSTNode) -> list[cst.CSTNode]:
+        """What in `scope` needs gradients: a backward pass, `torch.autograd.grad`, an
+        optimizer's step, `x.requires_grad_()` and `requires_grad=True`."""
+        found: list[cst.CSTNode] = []
         for call in self.idx.within(scope, cst.Call):
             method = method_name(call)
             name = self.imps.qualify(call.func) or ""
-            if self.idx.order(call) > after and (since is None or self._may_follow(since, call)) and (
+            kw = keyword(call, "requires_grad")
+            if (
                 method in ("backward", "manual_backward")
                 or name.endswith(("autograd.backward", "autograd.grad"))
                 or (method == "step" and _OPTIMIZER_NAME.search(last_name(receiver(call) or call) or ""))
+                or (method == "requires_grad_" and not _is_literal(first_argument(call, "requires_grad"), "False"))
+                or (kw is not None and _is_literal(kw.value, "True"))
             ):
-                return True
-            if method == "requires_grad_" and not _is_literal(first_argument(call, "requires_grad"), "False"):
-                return True
-            kw = keyword(call, "requires_grad")
-            if kw is not None and _is_literal(kw.value, "True"):
-                return True
+                found.append(call)
         for assign in self.idx.within(scope, cst.Assign):
             if _is_literal(assign.value, "True") and any(
                 isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad" for t in assign.targets
             ):
-                return True
-        return False
+                found.append(assign)
+        return found
 
     def _may_follow(self, since: cst.CSTNode, node: cst.CSTNode) -> bool:
         """`node`, later in source order, may run after `since`: no block that holds `since`

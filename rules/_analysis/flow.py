@@ -401,6 +401,60 @@ def never_runs(funcs: Functions, event: Event) -> bool:
     return False
 
 
+def skipped_by(funcs: Functions, func: cst.FunctionDef, call: cst.Call, node: cst.CSTNode) -> bool:
+    """An `if` of `func` around `node` tests a parameter that `call` makes false for the
+    branch that holds `node`: `if optimizer is not None: loss.backward()` in `run_epoch(loader,
+    model)`, whose `optimizer` defaults to None, or `if train:` given `train=False`."""
+    for ancestor in funcs.idx.ancestors(node):
+        if ancestor is func:
+            return False
+        if not isinstance(ancestor, cst.If):
+            continue
+        branch = _branch_of(funcs.idx, ancestor, node)
+        tested = _tested_parameter(ancestor.test, branch) if branch is not None else None
+        if tested is not None and tested[0] in parameter_names(func):
+            if _argument_truth(funcs, func, call, tested[0]) is (not tested[1]):
+                return True
+        present = _tested_presence(ancestor.test, branch) if branch is not None else None
+        if present is not None and present[0] in parameter_names(func):
+            if _argument_present(funcs, func, call, present[0]) is (not present[1]):
+                return True
+    return False
+
+
+def _tested_presence(test: cst.BaseExpression, branch: bool) -> tuple[str, bool] | None:
+    """(`x`, whether `x` is not None where the branch runs) for `if x is not None:` and
+    `if x is None:`."""
+    if not (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and len(test.comparisons) == 1):
+        return None
+    (comparison,) = test.comparisons
+    if not (isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None"):
+        return None
+    if isinstance(comparison.operator, cst.IsNot):
+        return test.left.value, branch
+    if isinstance(comparison.operator, cst.Is):
+        return test.left.value, not branch
+    return None
+
+
+def _argument_present(funcs: Functions, func: cst.FunctionDef, call: cst.Call, name: str) -> bool | None:
+    """Whether parameter `name` is not None when `call` runs `func`: known for a literal
+    argument or a literal default; None when unknown."""
+    bound = bind_arguments(funcs, func, call)
+    value: cst.BaseExpression | None = bound.get(name)
+    if value is None:
+        if any(arg.star for arg in call.args):
+            return None
+        p = func.params
+        param = next((q for q in (*p.posonly_params, *p.params, *p.kwonly_params) if q.name.value == name), None)
+        value = param.default if param is not None else None
+    if value is None:
+        return None
+    if isinstance(value, cst.Name) and value.value == "None":
+        return False
+    return True if literal_truth(value) is not None else None
+
+
 def _tested_parameter(test: cst.BaseExpression, branch: bool) -> tuple[str, bool] | None:
     """(`flag`, the truth of `flag` under which the branch runs) for `if flag:` / `if not flag:`."""
     if isinstance(test, cst.Name):
