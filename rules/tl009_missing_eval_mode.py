@@ -13,7 +13,8 @@ class MissingEvalMode(Rule):
     """
     ## What it does
     Finds evaluation functions (named like `evaluate`, `validate`, `val_epoch`, `test`,
-    `eval_*` or `inference`) that run a model under `torch.no_grad()` /
+    `eval_*` or `inference`, or of any name whose own loop iterates validation or test data:
+    `for sample in test_loader:`) that run a model under `torch.no_grad()` /
     `torch.inference_mode()` (or are decorated with them) without ever putting it in
     evaluation mode, while the same file trains that model and no caller of the function
     calls `model.eval()` before it. Also finds the same evaluation written inline: a
@@ -90,6 +91,22 @@ class MissingEvalMode(Rule):
     CONFIRMED_BY = ("TL009",)
 
     VALID = [
+        # A function of any name whose loop runs the network over training data.
+        """
+        import torch.nn as nn
+        net = nn.Sequential(nn.Linear(16, 32), nn.Dropout(0.5), nn.Linear(32, 4))
+
+        def sample_output():
+            for i, sample in enumerate(train_loader):
+                return sample["image"], net(sample["image"])
+
+        for epoch in range(5):
+            for batch in train_loader:
+                optimizer.zero_grad()
+                criterion(net(batch["image"]), batch["keypoints"]).backward()
+                optimizer.step()
+        images, outputs = sample_output()
+        """,
         # a torch.nn model without dropout or normalization: eval mode changes nothing
         """
         import torch
@@ -435,6 +452,24 @@ class MissingEvalMode(Rule):
     ]
 
     INVALID = [
+        # A function of any name whose loop runs the trained network over test data.
+        """
+        import torch.nn as nn
+        net = nn.Sequential(nn.Linear(16, 32), nn.Dropout(0.5), nn.Linear(32, 4))
+
+        def sample_output():  # expect: TL009
+            for i, sample in enumerate(test_loader):
+                out = net(sample["image"])
+                if i == 0:
+                    return sample["image"], out
+
+        for epoch in range(5):
+            for batch in train_loader:
+                optimizer.zero_grad()
+                criterion(net(batch["image"]), batch["keypoints"]).backward()
+                optimizer.step()
+        images, outputs = sample_output()
+        """,
         # Code from before `torch.no_grad()`: the test pass back-propagates nothing, in train mode.
         """
         import torch
@@ -797,7 +832,7 @@ class MissingEvalMode(Rule):
         finder = _Finder(ctx, train)
         test_file = an.is_test_file(ctx)
         for func in finder.funcs.all:
-            if not _evaluation_name(func.name.value, test_file):
+            if not (_evaluation_name(func.name.value, test_file) or finder.loops_over_evaluation_data(func)):
                 continue
             found = finder.unmoded_model_call(func)
             if found is None or not finder.switches.callers_leave_train_mode(func):
@@ -865,6 +900,14 @@ class _Finder:
                 if self._is_trained(key, model, func):
                     return call, model
         return None
+
+    def loops_over_evaluation_data(self, func: cst.FunctionDef) -> bool:
+        """A loop of `func` itself iterates validation or test data (`for sample in
+        test_loader:` in `net_sample_output()`): an evaluation whatever its name."""
+        return any(
+            self.idx.scope(loop) is func and an.says_evaluation_data(an.last_name(an.unwrap_iterable(loop.iter)))
+            for loop in self.idx.within(func, cst.For)
+        )
 
     def _in_own_loop(self, call: cst.Call, func: cst.FunctionDef) -> bool:
         return any(self.idx.contains(func, loop) for loop in an.enclosing_loops(self.idx, call))
