@@ -15,7 +15,10 @@ class UnscaledAccumulationLoss(Rule):
     Finds gradient accumulation (a backward pass every iteration, an optimizer step every
     N iterations: under `if (i + 1) % N == 0:`, or after a `for _ in range(accum_steps):`
     micro-step loop) where the back-propagated loss is not divided by N (nor by the
-    accumulation count) anywhere between its computation and `backward()`.
+    accumulation count) anywhere between its computation and `backward()`, and no helper
+    named for it rescales the summed gradients before the step (`scale_grads(model, 1 /
+    num_tokens)`). A floor division by N (`update = i // N`) counts steps; it does not
+    normalise the loss.
 
     ## Why is this bad?
     Gradients add up over the N backward passes: without dividing the loss by N, each step
@@ -62,6 +65,16 @@ class UnscaledAccumulationLoss(Rule):
     CONFIRMED_BY = ()
 
     VALID = [
+        # The summed gradients are divided by the tokens seen before the step (torchtune).
+        """
+        for i, batch in enumerate(loader):
+            loss = token_loss_sum(model(batch), batch)
+            loss.backward()
+            if (i + 1) % accum_steps == 0:
+                training.scale_grads(model, 1 / num_tokens)
+                optimizer.step()
+                optimizer.zero_grad()
+        """,
         # The loss divided where it is computed.
         """
         for i, (x, y) in enumerate(loader):
@@ -212,6 +225,18 @@ class UnscaledAccumulationLoss(Rule):
     ]
 
     INVALID = [
+        # The count divides only a step counter (a floor division), never the loss.
+        """
+        for epoch in range(epochs):
+            for i, (x, y) in enumerate(loader):
+                loss = criterion(model(x), y)
+                loss.backward()  # expect: TL015
+                if (i + 1) % args.accum == 0:
+                    optimizer.step()
+                    optimizer.zero_grad()
+                    update = (i + epoch * len(loader)) // args.accum
+                    writer.add_scalar("loss", loss.item(), update)
+        """,
         Example(
             """
             for i, (x, y) in enumerate(loader):

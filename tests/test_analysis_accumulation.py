@@ -82,3 +82,22 @@ def test_no_clear_between_passes_when_the_period_restarts_or_the_clear_is_guarde
     assert between_passes(restarting) == []
     assert between_passes(guarded) == []
     assert between_passes(every_iteration) == []
+
+
+def test_loss_divisors_leave_out_floor_divisions_that_count_steps() -> None:
+    ctx = context(
+        """
+        update = (i + epoch * n_batches) // accum
+        avg = total / n_seen
+        loss /= args.k
+        scaled = torch.div(loss, ratio)
+        """
+    )
+    assert an.loss_divisors(an.index(ctx)) == {"n_seen", "args.k", "k", "ratio"}
+
+
+def test_helpers_named_for_rescaling_gradients() -> None:
+    for name in ("scale_grads", "normalize_gradients", "rescaleGrads", "div_grad"):
+        assert an.says_gradient_scaling(name), name
+    for name in ("clip_grad_norm_", "unscale_", "scale", "zero_grad", None):
+        assert not an.says_gradient_scaling(name), name

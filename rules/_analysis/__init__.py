@@ -122,6 +122,7 @@ from torchlint.rules._analysis.vocabulary import (
     ITERABLE_WRAPPERS as ITERABLE_WRAPPERS,
     is_test_file as is_test_file,
     says_clear_helper as says_clear_helper,
+    says_gradient_scaling as says_gradient_scaling,
     says_grad_free as says_grad_free,
     says_host as says_host,
     TENSOR_FACTORIES as TENSOR_FACTORIES,

@@ -21,7 +21,7 @@ from torchlint.rules._analysis.flow import Event
 from torchlint.rules._analysis.index import children, Index
 from torchlint.rules._analysis.names import dotted, imports, Imports, last_name
 from torchlint.rules._analysis.training import backpropagated, Training
-from torchlint.rules._analysis.vocabulary import ACCUMULATION_WORDS, name_says_optimizer, name_tokens
+from torchlint.rules._analysis.vocabulary import ACCUMULATION_WORDS, name_says_optimizer, name_tokens, says_gradient_scaling
 
 
 @dataclass(frozen=True)
@@ -200,10 +200,11 @@ def self_scaling(backward: cst.CSTNode, imps: Imports) -> bool:
 
 
 def loss_divisors(idx: Index) -> set[str]:
-    """Everything the file divides by: `x / N`, `x /= N`, `x.div(N)`, `torch.div(x, N)`."""
+    """Everything the file divides by: `x / N`, `x /= N`, `x.div(N)`, `torch.div(x, N)`. Not
+    floor divisions: `i // N` counts steps or batches; a loss is never floor-divided."""
     found: set[str] = set()
     for op in idx.nodes(cst.BinaryOperation):
-        if isinstance(op.operator, (cst.Divide, cst.FloorDivide)):
+        if isinstance(op.operator, cst.Divide):
             found.update(spellings(op.right))
     for aug in idx.nodes(cst.AugAssign):
         if isinstance(aug.operator, cst.DivideAssign):
@@ -220,9 +221,12 @@ def spellings(expr: cst.BaseExpression) -> set[str]:
 
 
 def divides_loss(ctx: FileContext, idx: Index, funcs: Functions, acc: Accumulation, divisors: set[str]) -> bool:
-    """The loss is divided (or multiplied by a factor) somewhere, or the file divides by the
-    accumulation count at all: stay silent."""
+    """The loss is divided (or multiplied by a factor) somewhere, the file divides by the
+    accumulation count at all, or the gradients are scaled before the step (torchtune's
+    `training.scale_grads(model, 1 / num_tokens)`): stay silent."""
     if spellings(acc.count) & divisors:
+        return True
+    if any(says_gradient_scaling(callee_name(call)) for call in idx.within(idx.scope(acc.step), cst.Call)):
         return True
     loss = backpropagated(acc.backward, imports(ctx))
     if loss is None:

@@ -35,6 +35,16 @@ def says_clear_helper(name: str | None) -> bool:
     return bool(name) and CLEAR_HELPER.search(name or "") is not None
 
 
+GRADIENT_WORDS = frozenset({"grad", "grads", "gradient", "gradients"})
+RESCALING_WORDS = frozenset({"scale", "rescale", "normalize", "normalise", "divide", "div"})
+
+
+def says_gradient_scaling(name: str | None) -> bool:
+    """A helper named for rescaling gradients: `scale_grads`, `normalize_gradients`."""
+    tokens = set(name_tokens(name or ""))
+    return bool(tokens & GRADIENT_WORDS) and bool(tokens & RESCALING_WORDS)
+
+
 def name_tokens(name: str) -> list[str]:
     """`optimizerG` -> [optimizer, g]; `d_opt2` -> [d, opt, 2]; `FusedAdam` -> [fused, adam]."""
     return [t.lower() for part in name.split("_") for t in _NAME_TOKENS.findall(part)]
