@@ -28,7 +28,11 @@ class MissingEvalMode(Rule):
     without gradients and never switches its mode, where the calling code trains the model
     and has not called `model.eval()` before it. The finding points at the function (the
     evaluation block or drawn batch, or the call of the other module's function), where
-    `model.eval()` belongs.
+    `model.eval()` belongs. And a function that runs the model for every phase but trains
+    only for one (`if phase == "train": loss.backward()`, or a `train` flag), which leaves
+    the model in train mode for the others: it calls `model.train()` itself, or the calls
+    in sight pass another phase (`for phase in ["train", "valid"]: run(model, batch,
+    phase)`) and switch nothing to eval mode.
 
     ## Why is this bad?
     `no_grad()` only turns off gradient tracking; it does not change how layers behave.
@@ -91,6 +95,22 @@ class MissingEvalMode(Rule):
     CONFIRMED_BY = ("TL009",)
 
     VALID = [
+        # One step function for both phases that sets the mode from the phase.
+        """
+        def run(model, batch, phase):
+            model.train(phase == "train")
+            loss = criterion(model(batch.x), batch.y)
+            if phase == "train":
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            return loss.item()
+
+        for epoch in range(10):
+            for phase in ["train", "valid"]:
+                for batch in loaders[phase]:
+                    run(model, batch, phase)
+        """,
         # A function of any name whose loop runs the network over training data.
         """
         import torch.nn as nn
@@ -452,6 +472,23 @@ class MissingEvalMode(Rule):
     ]
 
     INVALID = [
+        # One step function for both phases: it trains only for "train", but the model
+        # stays in train mode for "valid" too.
+        """
+        def run(model, batch, phase):
+            model.train()
+            loss = criterion(model(batch.x), batch.y)  # expect: TL009
+            if phase == "train":
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            return loss.item()
+
+        for epoch in range(10):
+            for phase in ["train", "valid"]:
+                for batch in loaders[phase]:
+                    run(model, batch, phase)
+        """,
         # A function of any name whose loop runs the trained network over test data.
         """
         import torch.nn as nn
@@ -827,7 +864,10 @@ class MissingEvalMode(Rule):
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         train = an.training(ctx)
-        if not train.backward or not train.steps or not an.trained_models(ctx):
+        if not train.backward or not train.steps:
+            return
+        yield from self._phase_steps(ctx)
+        if not an.trained_models(ctx):
             return
         finder = _Finder(ctx, train)
         test_file = an.is_test_file(ctx)
@@ -855,6 +895,29 @@ class MissingEvalMode(Rule):
             inherited_at = call if (an.dotted(model) or "").startswith("self.") else None
             if not an.mode_free(ctx, an.model_key(model), inherited_at):
                 yield self.report(call, finder.project_message(call, model))
+
+
+    def _phase_steps(self, ctx: FileContext) -> Iterator[Report]:
+        """A function that back-propagates only for the training phase and runs the model in
+        train mode for the others too."""
+        funcs = an.functions(ctx)
+        imps = an.imports(ctx)
+        for step in an.phase_steps(ctx):
+            key = an.model_key(step.model)
+            if an.mode_owned_elsewhere(funcs, imps, step.func) or an.mode_free(ctx, key):
+                continue
+            if not an.runs_in_train_mode(ctx, step):
+                continue
+            code = ctx.module.code_for_node
+            model, name, param = code(step.model), step.func.name.value, step.param
+            phase = f"`{param}` = {step.other_phase}" if step.other_phase else "its other phases"
+            yield self.report(
+                step.forward,
+                f"`{name}()` back-propagates only when `{param}` selects training but runs `{model}` in train mode "
+                f"for {phase} too: dropout stays active and batch-norm uses batch statistics and updates its "
+                f"running averages with that data; call `{model}.eval()` when the phase does not train (or "
+                f"`{model}.train({param} == 'train')`)",
+            )
 
 
 def _evaluation_name(name: str, test_file: bool) -> bool:

@@ -34,9 +34,10 @@ most once per file, through `FileContext.analysis`.
   the loops that train, and what gives each iteration fresh gradients.
 - `training_evaluations`: evaluation code in training, layers frozen in eval mode on purpose;
   evaluation passes written in training code that leave the network in training mode.
+- `phases`: one function that trains or evaluates depending on a phase argument.
 - `freezing`: networks whose parameters are frozen, or kept out of training by what they are.
 - `gradients`: whose gradients a clear empties, which parameters an optimizer updates.
-- `totals`: running totals kept across the iterations of a loop.
+- `totals`: running totals kept across the iterations of a loop or of a per-step method.
 - `expected_warnings`: code that runs where a warning is expected (a test checking for it).
 - `schedules`: learning-rate schedule steps and optimizer updates, also by project helpers.
 
@@ -293,6 +294,11 @@ from torchlint.rules._analysis.iterations import (
 from torchlint.rules._analysis.freezing import (
     Freezing as Freezing,
     freezing as freezing,
+)
+from torchlint.rules._analysis.phases import (
+    PhaseStep as PhaseStep,
+    phase_steps as phase_steps,
+    runs_in_train_mode as runs_in_train_mode,
 )
 from torchlint.rules._analysis.training_evaluations import (
     TrainingEvaluations as TrainingEvaluations,
