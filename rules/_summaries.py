@@ -31,6 +31,7 @@ function: {"kind": "function", "params": [...], "effects": [...], "calls": [...]
            "totals_params": [params it adds into an attribute of `self`: `self.sum[k] += loss[k]`],
            "mixes": [project functions whose results it computes with: `x + table(n)`],
            "clock_reads": number,  # wall-clock reads: a timing helper reads two or more
+           "times_block": bool,  # a context manager reading the clock before and after its yield
            "returns_moved": bool,  # returns a model it moved to an accelerator
            "places_params": [params it moves to a device before reading anything but their
                              metadata: `ids = ids.to(device)`, `kernel[None].to(x.device)`]}
@@ -399,6 +400,7 @@ class _Function:
         self.operands: list[ast.expr] = []
         # Wall-clock reads (`time.perf_counter()`): two or more make a timing helper.
         self.clock_reads = 0
+        self.clock_lines: list[int] = []
         # Names it moves to an accelerator (`net` in `net.cuda()`, `net = Net().to(device)`).
         self.moved: set[str] = set()
         # Parameters it moves to a device somewhere (`ids.to(device)`): those it may place.
@@ -442,6 +444,7 @@ class _Function:
             "returns": list(returns),
             "mixes": list(mixes),
             "clock_reads": self.clock_reads,
+            "times_block": self._times_block(),
             # A `return` hands back a model it moved to an accelerator (`return net.cuda()`).
             "returns_moved": any(
                 (isinstance(v, ast.Name) and v.id in self.moved) or _moves_to_accelerator(v) for v in self.returns
@@ -452,6 +455,15 @@ class _Function:
             "totals_params": sorted(self.totals & set(self.params)),
             "places_params": sorted(p for p in self.moved_params if _placed_before_use(self.node, p)),
         }
+
+
+    def _times_block(self) -> bool:
+        """A context manager that reads the clock before its `yield` and after it: it times
+        the body of the `with` statement that uses it."""
+        if not any(_last(d.func if isinstance(d, ast.Call) else d).endswith("contextmanager") for d in self.node.decorator_list):
+            return False
+        yields = [n.lineno for n in ast.walk(self.node) if isinstance(n, (ast.Yield, ast.YieldFrom))]
+        return any(a < y < b for y in yields for a in self.clock_lines for b in self.clock_lines)
 
 
 class _Class:
@@ -691,6 +703,7 @@ class _Walk:
             found.add("unscales")
         if qualified in an.WALL_CLOCKS:
             active[0].clock_reads += 1
+            active[0].clock_lines.append(call.lineno)
         if _moves_to_accelerator(call) and isinstance(owner, ast.Name):
             active[0].moved.add(owner.id)
         moved_param = _moved_name(call) if method in ("to", "cuda") else None
@@ -1048,6 +1061,16 @@ def timed_parameters(ctx: FileContext, call: cst.Call) -> list[tuple[str, int]]:
         return []
     params = entry.data.get("params", [])
     return [(param, params.index(param)) for param in entry.data.get("runs", ()) if param in params]
+
+
+def times_block(ctx: FileContext, call: cst.Call) -> bool:
+    """A call of a project context manager that times the body of its `with` statement
+    (`with record_time("train"):`, a clock read before and after its `yield`) and never
+    synchronizes, itself or through what it calls."""
+    entry = entry_for(ctx, call.func)
+    if entry is None or entry.kind != "function" or not entry.data.get("times_block"):
+        return False
+    return "syncs" not in effects(ctx, entry)
 
 
 def returns_backpropagated_loss(ctx: FileContext, call: cst.Call) -> bool:

@@ -24,7 +24,9 @@ class UnsynchronizedTiming(Rule):
     function of another project module that runs one without synchronizing (also through a
     name: `forward_fn = self.forward_torch`); and a call
     of a timing helper of another project module that never synchronizes (`timeit(model, x)`)
-    with a network or CUDA work to time. Also finds `start.elapsed_time(end)` on CUDA events
+    with a network or CUDA work to time; and a context manager (of this module or another
+    project module) that reads the clock before and after its `yield`, used as `with
+    record_time("train"):` around CUDA work, without synchronizing. Also finds `start.elapsed_time(end)` on CUDA events
     with no synchronization on `end` (or the device) after `end.record()`.
 
     ## Why is this bad?
@@ -85,6 +87,33 @@ class UnsynchronizedTiming(Rule):
     CONFIRMED_BY = ("TL002",)
 
     VALID = [
+        # A context manager that times the body of its `with` statement, and synchronizes
+        # (the first) or whose body ends with a host read (the second).
+        """
+        import time
+        from contextlib import contextmanager
+        import torch
+
+        @contextmanager
+        def timer(name):
+            start = time.perf_counter()
+            yield
+            torch.cuda.synchronize()
+            print(name, time.perf_counter() - start)
+
+        @contextmanager
+        def rough_timer(name):
+            start = time.perf_counter()
+            yield
+            print(name, time.perf_counter() - start)
+
+        model = build_model().cuda()
+        x = torch.randn(8, 3, device="cuda")
+        with timer("forward"):
+            model(x)
+        with rough_timer("forward and read"):
+            print(model(x).sum().item())
+        """,
         # A timing method handed a bound method that waits for the GPU before returning.
         """
         import time, torch
@@ -493,6 +522,23 @@ class UnsynchronizedTiming(Rule):
 
         print(bench(lambda: net(x.cuda())))
         """,
+        # A context manager that times the body of its `with` statement.
+        """
+        import time
+        from contextlib import contextmanager
+        import torch
+
+        @contextmanager
+        def timer(name):
+            start = time.perf_counter()
+            yield
+            print(name, time.perf_counter() - start)
+
+        model = build_model().cuda()
+        x = torch.randn(8, 3, device="cuda")
+        with timer("forward"):  # expect: TL002
+            model(x)
+        """,
         # A timing method handed a bound method that runs the network, through a name.
         """
         import time, torch
@@ -531,6 +577,14 @@ class UnsynchronizedTiming(Rule):
                     f"`torch.cuda.synchronize()` in `{helper}` before it reads the end time",
                 )
         idx = an.index(ctx)
+        if an.uses_cuda(ctx):
+            for block, timer in an.timed_blocks(ctx, lambda call: sm.times_block(ctx, call)):
+                home = an.execution_home(idx, block)
+                if home is None:
+                    continue
+                region = [step for step in work.timeline(home) if idx.contains(block.body, step.node)]
+                if work.pending(region, len(an.enclosing_loops(idx, block))):
+                    yield self.report(timer, _block_message(ctx, timer))
         clocked_scopes = {
             id(an.execution_home(idx, call))
             for call in idx.nodes(cst.Call)
@@ -556,6 +610,15 @@ class UnsynchronizedTiming(Rule):
 def _reads_events(node: cst.CSTNode) -> bool:
     """`start.elapsed_time(end)`."""
     return isinstance(node, cst.Call) and an.method_name(node) == "elapsed_time" and bool(node.args)
+
+
+def _block_message(ctx: FileContext, timer: cst.Call) -> str:
+    helper = ctx.module.code_for_node(timer.func)
+    return (
+        f"`{helper}()` reads the wall clock around this block, which queues CUDA work, and never "
+        f"synchronizes: it measures launch time; call `torch.cuda.synchronize()` in `{helper}` before "
+        f"it reads the end time (or at the end of the block)"
+    )
 
 
 def _clock_message(ctx: FileContext, node: cst.Call) -> str:

@@ -254,3 +254,40 @@ def test_a_helper_that_formats_its_result_waits() -> None:
     work = an.GpuWork(ctx)
     assert work.effect(call(ctx, "forward_and_log(batch)")) is an.Effect.SYNC
     assert work.effect(call(ctx, "forward(batch)")) is an.Effect.WORK
+
+
+def test_timed_blocks_of_local_context_managers_and_of_the_project() -> None:
+    ctx = context(
+        """
+        import time
+        from contextlib import contextmanager
+
+        @contextmanager
+        def timer(name):
+            t0 = time.perf_counter()
+            yield
+            print(name, time.perf_counter() - t0)
+
+        @contextmanager
+        def synced(name):
+            t0 = time.perf_counter()
+            yield
+            torch.cuda.synchronize()
+            print(name, time.perf_counter() - t0)
+
+        @contextmanager
+        def scope(name):
+            yield name
+
+        with timer("a"), open("f"):
+            work()
+        with synced("b"):
+            work()
+        with scope("c"):
+            work()
+        with remote_timer("d"):
+            work()
+        """
+    )
+    blocks = an.timed_blocks(ctx, lambda call: an.callee_name(call) == "remote_timer")
+    assert [code(ctx, call) for _, call in blocks] == ['timer("a")', 'remote_timer("d")']

@@ -58,7 +58,11 @@ def test_summaries_say_which_functions_queue_gpu_work() -> None:
 def test_the_call_that_times_a_cuda_network_without_synchronizing_is_reported() -> None:
     result = check(PROJECT)
     # Not the helper that synchronizes, nor the helper timing a host function.
-    assert findings(result, "TL002") == [("benchkit/bench.py", 14, "TL002"), ("benchkit/bench.py", 22, "TL002")]
+    assert findings(result, "TL002") == [
+        ("benchkit/bench.py", 14, "TL002"),
+        ("benchkit/bench.py", 22, "TL002"),
+        ("benchkit/bench.py", 38, "TL002"),
+    ]
     message = next(f.message for f in result.findings if f.code == "TL002" and f.line == 14)
     assert "`timeit()`" in message and "`model`" in message and "torch.cuda.synchronize()" in message
 
@@ -72,6 +76,40 @@ def test_a_local_timer_of_another_modules_function_that_runs_the_network_is_repo
     # The function times the network again once it no longer synchronizes.
     edit(project / "benchkit" / "workloads.py", "    torch.cuda.synchronize()\n", "")
     assert ("benchkit/bench.py", 22, "TL002") in findings(check(project), "TL002")
+
+
+def test_summaries_say_which_context_managers_time_their_block() -> None:
+    defs = summary(
+        """
+        import time
+        from contextlib import contextmanager
+        @contextmanager
+        def record_time(tag):
+            start = time.time()
+            yield
+            print(tag, time.time() - start)
+        @contextmanager
+        def opened(path):
+            start = time.time()
+            f = open(path)
+            print(time.time() - start)
+            yield f
+        def not_a_context_manager(fn):
+            start = time.time()
+            yield fn()
+            print(time.time() - start)
+        """
+    )["defs"]
+    assert [name for name, entry in defs.items() if entry["times_block"]] == ["record_time"]
+
+
+def test_a_block_timed_by_another_modules_context_manager_is_reported_at_the_with(tmp_path: Path) -> None:
+    project = copy_project("benchkit", tmp_path)
+    # The block that ends with a host read (`.tolist()`) and the synchronizing manager are
+    # not reported; once the manager's module synchronizes, the block is not either.
+    assert ("benchkit/bench.py", 38, "TL002") in findings(check(project), "TL002")
+    edit(project / "benchkit" / "timers.py", "    yield\n    print(tag", "    yield\n    torch.cuda.synchronize()\n    print(tag")
+    assert ("benchkit/bench.py", 38, "TL002") not in findings(check(project), "TL002")
 
 
 def test_alone_the_benchmark_cannot_know_what_the_helpers_do() -> None:

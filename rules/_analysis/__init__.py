@@ -272,6 +272,7 @@ from torchlint.rules._analysis.timing import (
     Measurement as Measurement,
     Clocks as Clocks,
     clocks as clocks,
+    timed_blocks as timed_blocks,
     project_timer_calls as project_timer_calls,
 )
 from torchlint.rules._analysis.networks import (

@@ -6,7 +6,9 @@ iteration) and a timeout check (`time.time() - t0 > limit`) measure no region.
 
 What a measured region contains is the caller's question; `synchronization` says which
 of its calls queue GPU work and which wait for it. A timing helper of another project
-module (`timeit(fn, *args)`) measures what its callers pass: `project_timer_calls`.
+module (`timeit(fn, *args)`) measures what its callers pass: `project_timer_calls`. A
+context manager that reads the clock before and after its `yield` (`with
+record_time("train"):`) measures the body of the `with`: `timed_blocks`.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ import libcst as cst
 
 from torchlint.rule import FileContext
 from torchlint.rules import _summaries as sm
-from torchlint.rules._analysis.calls import callee_name, keyword, positional
+from torchlint.rules._analysis.callgraph import functions
+from torchlint.rules._analysis.calls import callee_name, keyword, method_name, positional
 from torchlint.rules._analysis.flow import Step
 from torchlint.rules._analysis.index import Index, index
 from torchlint.rules._analysis.names import Imports, dotted, imports
@@ -172,3 +175,35 @@ def project_timer_calls(
             if arg is not None and runs_work(arg.value):
                 yield call, arg.value
                 break
+
+
+def timed_blocks(ctx: FileContext, project_timer: Callable[[cst.Call], bool]) -> Iterator[tuple[cst.With, cst.Call]]:
+    """`with` statements whose context manager times their body and never synchronizes: a
+    `@contextmanager` function of this module that reads a wall clock before and after its
+    `yield`, or a call for which `project_timer` says so (another project module's)."""
+    idx = index(ctx)
+    funcs = functions(ctx)
+    timing = clocks(ctx)
+    for block in idx.nodes(cst.With):
+        for item in block.items:
+            call = item.item
+            if not isinstance(call, cst.Call):
+                continue
+            local = funcs.resolve(call)
+            if (local and _times_block(idx, timing, local[0])) or (not local and project_timer(call)):
+                yield block, call
+                break
+
+
+def _times_block(idx: Index, timing: Clocks, func: cst.FunctionDef) -> bool:
+    if not any(
+        (dotted(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or "").endswith("contextmanager")
+        for d in func.decorators
+    ):
+        return False
+    calls = idx.within(func, cst.Call)
+    if any(method_name(c) == "synchronize" for c in calls):
+        return False
+    reads = [idx.order(c) for c in calls if timing.is_clock(c)]
+    yields = [idx.order(y) for y in idx.within(func, cst.Yield)]
+    return any(a < y < b for y in yields for a in reads for b in reads)

@@ -3,7 +3,7 @@ import time
 import torch
 import torchvision
 
-from .timers import timeit, timeit_synced
+from .timers import record_time, record_time_synced, timeit, timeit_synced
 from .workloads import read_labels, run_model, run_model_synced
 
 
@@ -31,6 +31,19 @@ def compare():
     print("labels", _measure(read_labels, "labels.txt"))
 
 
+def blocks():
+    model = torchvision.models.resnet18().cuda().eval()
+    images = torch.randn(8, 3, 224, 224, device="cuda")
+    with torch.no_grad():
+        with record_time("resnet18"):
+            model(images)
+        with record_time_synced("resnet18 synced"):
+            model(images)
+        with record_time("resnet18 read"):
+            print(model(images).argmax(1).tolist())
+
+
 if __name__ == "__main__":
     main()
     compare()
+    blocks()

@@ -1,4 +1,5 @@
 import time
+from contextlib import contextmanager
 
 import torch
 
@@ -19,3 +20,18 @@ def timeit_synced(fn, *args, repeat=20):
         fn(*args)
     torch.cuda.synchronize()
     return (time.perf_counter() - start) / repeat
+
+
+@contextmanager
+def record_time(tag):
+    start = time.time()
+    yield
+    print(tag, time.time() - start)
+
+
+@contextmanager
+def record_time_synced(tag):
+    start = time.time()
+    yield
+    torch.cuda.synchronize()
+    print(tag, time.time() - start)
