@@ -16,7 +16,10 @@ class ZeroGradBeforeStep(Rule):
     the same module that the training code calls). Inside Accelerate's
     `with accelerator.accumulate(model):`, where the prepared optimizer's `step()` and
     `zero_grad()` wait for the batch that syncs gradients, it also finds clears that do not
-    wait: `model.zero_grad()` or `p.grad = None` on every micro-batch.
+    wait: `model.zero_grad()` or `p.grad = None` on every micro-batch. And, in gradient
+    accumulation with the step under `if (i + 1) % N == 0:`, a clear that runs on every
+    iteration (`optimizer.zero_grad()` at the top of the loop): it throws the accumulated
+    gradients away, so each step applies only the last micro-batch's.
 
     ## Why is this bad?
     `optimizer.step()` applies whatever is in `.grad` at that moment. Clearing between
@@ -63,6 +66,27 @@ class ZeroGradBeforeStep(Rule):
     CONFIRMED_BY = ("TL005",)
 
     VALID = [
+        # Accumulation that clears only with the step, after an early `continue`, or once
+        # per step of a loop of micro-steps.
+        """
+        for step, batch in enumerate(loader):
+            (model(batch) / accum).backward()
+            if (step + 1) % accum == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+        for i, batch in enumerate(loader):
+            (model(batch) / accum).backward()
+            if (i + 1) % accum != 0:
+                seen += 1
+                continue
+            optimizer.step()
+            optimizer.zero_grad()
+        while True:
+            for micro in range(accum):
+                (model(next_batch()) / accum).backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+        """,
         # accumulation over a counter kept across epochs, cleared only right after the step
         """
         updates = 0
@@ -300,6 +324,16 @@ class ZeroGradBeforeStep(Rule):
     ]
 
     INVALID = [
+        # Accumulation whose clear still runs on every micro-batch.
+        """
+        for step, batch in enumerate(loader):
+            optimizer.zero_grad()  # expect: TL005
+            loss = model(batch) / accum
+            loss.backward()
+            if (step + 1) % accum == 0:
+                optimizer.step()
+                scheduler.step()
+        """,
         # a step counter kept across epochs, and a clear at the start of every epoch
         """
         global_step = 0
@@ -511,6 +545,21 @@ class ZeroGradBeforeStep(Rule):
                     if id(clear.node) not in reported and optimizers.clears_what_step_applies(clear.node, step.node):
                         reported.add(id(clear.node))
                         yield self._report_between_passes(ctx, clear.node, step)
+        if an.uses_framework_accumulation(ctx):
+            return
+        for loop in [*idx.nodes(cst.For), *idx.nodes(cst.While)]:
+            events = flow.events(loop.body, [*train.backward, *train.steps])
+            for acc in an.accumulations(idx, an.imports(ctx), train, events, loop):
+                step = next(e for e in events if e.node is acc.step)
+                period = an.every_n(idx, loop, step)
+                if period is None or period.guard is None:
+                    continue  # micro-steps in a loop of their own, or steps after `if ...: continue`
+                for clear in flow.events(loop.body, train.clears):
+                    if id(clear.node) in reported or not an.runs_every_iteration_of(idx, loop, clear):
+                        continue
+                    if optimizers.clears_what_step_applies(clear.node, acc.step):
+                        reported.add(id(clear.node))
+                        yield self._report_every_iteration(ctx, clear.node, acc)
 
     def _clears_before(
         self, flow: an.Flow, optimizers: an.OptimizedParameters, kinds: dict[int, str], before: list[an.Event], step: an.Event
@@ -557,6 +606,15 @@ class ZeroGradBeforeStep(Rule):
             f"optimizer's step (and its `zero_grad()`) only on the batch that syncs gradients: this clear "
             f"throws away the gradients of every micro-batch but the last; clear through the prepared "
             f"optimizer's `zero_grad()` instead",
+        )
+
+    def _report_every_iteration(self, ctx: FileContext, clear: cst.CSTNode, acc: an.Accumulation) -> Report:
+        code = ctx.module.code_for_node
+        return self.report(
+            clear,
+            f"`{code(clear).strip()}` runs every iteration, but `{code(acc.step)}` only once every "
+            f"`{code(acc.count)}`: each clear throws away the gradients accumulated since the last step, "
+            f"so the step applies only the last iteration's; clear right after `{code(acc.step)}` instead",
         )
 
     def _report_between_passes(self, ctx: FileContext, clear: cst.CSTNode, step: an.Event) -> Report:

@@ -3,6 +3,8 @@ counts iterations across those passes."""
 
 from __future__ import annotations
 
+import libcst as cst
+
 from analysis_support import code, context
 
 from torchlint.rules import _analysis as an
@@ -101,3 +103,29 @@ def test_helpers_named_for_rescaling_gradients() -> None:
         assert an.says_gradient_scaling(name), name
     for name in ("clip_grad_norm_", "unscale_", "scale", "zero_grad", None):
         assert not an.says_gradient_scaling(name), name
+
+
+def test_runs_every_iteration_of_a_loop() -> None:
+    ctx = context(
+        """
+        for i, batch in enumerate(loader):
+            opt.zero_grad()
+            if flag:
+                model.zero_grad()
+            for p in params:
+                p.grad = None
+            if (i + 1) % n != 0:
+                log(i)
+                continue
+            net.zero_grad()
+        """
+    )
+    idx = an.index(ctx)
+    loop = idx.nodes(cst.For)[0]
+    events = an.flow(ctx).events(loop.body, an.training(ctx).clears)
+    assert [(code(ctx, e.node).strip(), an.runs_every_iteration_of(idx, loop, e)) for e in events] == [
+        ("opt.zero_grad()", True),
+        ("model.zero_grad()", False),
+        ("p.grad = None", False),
+        ("net.zero_grad()", False),
+    ]

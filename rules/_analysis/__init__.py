@@ -249,6 +249,8 @@ from torchlint.rules._analysis.accumulation import (
     accumulations as accumulations,
     clears_between_passes as clears_between_passes,
     divides_loss as divides_loss,
+    every_n as every_n,
+    runs_every_iteration_of as runs_every_iteration_of,
     loss_divisors as loss_divisors,
     uses_framework_accumulation as uses_framework_accumulation,
     UnheldClear as UnheldClear,

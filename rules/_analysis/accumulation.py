@@ -151,6 +151,26 @@ def statement_in_block(idx: Index, node: cst.CSTNode, block: cst.CSTNode) -> cst
     return next((a for a in (node, *idx.ancestors(node)) if idx.parent(a) is block), None)
 
 
+def runs_every_iteration_of(idx: Index, loop: cst.For | cst.While, event: Event) -> bool:
+    """`event` runs on every iteration of `loop`: directly in its body, under no condition,
+    and after no `if ...: continue` of that body."""
+    if event.loops or event.guards:
+        return False
+    top = statement_in_block(idx, event.path[0], loop.body)
+    for stmt in getattr(loop.body, "body", ()):
+        if stmt is top:
+            return True
+        if isinstance(stmt, cst.If) and _ends_with_continue(stmt.body):
+            return False
+    return top is not None
+
+
+def _ends_with_continue(block: cst.BaseSuite) -> bool:
+    statements = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    last = statements[-1] if statements else None
+    return isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and isinstance(last.body[-1], cst.Continue)
+
+
 def only_continues(block: cst.BaseSuite) -> bool:
     statements = block.body if isinstance(block, cst.IndentedBlock) else [block]
     return (
