@@ -26,7 +26,9 @@ class UnsynchronizedTiming(Rule):
     of a timing helper of another project module that never synchronizes (`timeit(model, x)`)
     with a network or CUDA work to time; and a context manager (of this module or another
     project module) that reads the clock before and after its `yield`, used as `with
-    record_time("train"):` around CUDA work, without synchronizing. Also finds `start.elapsed_time(end)` on CUDA events
+    record_time("train"):` around CUDA work, without synchronizing; and per-layer timing in
+    forward hooks (a forward hook reading the clock minus the start time that a forward
+    pre-hook stored on the module), where the hook does not synchronize. Also finds `start.elapsed_time(end)` on CUDA events
     with no synchronization on `end` (or the device) after `end.record()`.
 
     ## Why is this bad?
@@ -87,6 +89,24 @@ class UnsynchronizedTiming(Rule):
     CONFIRMED_BY = ("TL002",)
 
     VALID = [
+        # Per-layer times between forward hooks that synchronize before each read.
+        """
+        import time
+        import torch
+
+        def pre_hook(module, inputs):
+            torch.cuda.synchronize()
+            module.start = time.time()
+
+        def hook(module, inputs, output):
+            torch.cuda.synchronize()
+            durations[module] = time.time() - module.start
+
+        model = build_model().cuda()
+        for layer in model.modules():
+            layer.register_forward_pre_hook(pre_hook)
+            layer.register_forward_hook(hook)
+        """,
         # A context manager that times the body of its `with` statement, and synchronizes
         # (the first) or whose body ends with a host read (the second).
         """
@@ -522,6 +542,22 @@ class UnsynchronizedTiming(Rule):
 
         print(bench(lambda: net(x.cuda())))
         """,
+        # Per-layer times between a forward pre-hook and a forward hook.
+        """
+        import time
+        import torch
+
+        def pre_hook(module, inputs):
+            module.start = time.time()
+
+        def hook(module, inputs, output):
+            durations[module] = time.time() - module.start  # expect: TL002
+
+        model = build_model().cuda()
+        for layer in model.modules():
+            layer.register_forward_pre_hook(pre_hook)
+            layer.register_forward_hook(hook)
+        """,
         # A context manager that times the body of its `with` statement.
         """
         import time
@@ -585,6 +621,8 @@ class UnsynchronizedTiming(Rule):
                 region = [step for step in work.timeline(home) if idx.contains(block.body, step.node)]
                 if work.pending(region, len(an.enclosing_loops(idx, block))):
                     yield self.report(timer, _block_message(ctx, timer))
+            for read in an.hook_measurements(ctx):
+                yield self.report(read, _clock_message(ctx, read, "the layer's forward, which ran since the pre-hook's start time,"))
         clocked_scopes = {
             id(an.execution_home(idx, call))
             for call in idx.nodes(cst.Call)
@@ -621,9 +659,9 @@ def _block_message(ctx: FileContext, timer: cst.Call) -> str:
     )
 
 
-def _clock_message(ctx: FileContext, node: cst.Call) -> str:
+def _clock_message(ctx: FileContext, node: cst.Call, work: str = "CUDA work launched since the start time") -> str:
     clock = ctx.module.code_for_node(node.func)
     return (
-        f"`{clock}()` reads the clock while CUDA work launched since the start time may still be "
-        f"running: call `torch.cuda.synchronize()` before reading the end time"
+        f"`{clock}()` reads the clock while {work} may still be running: call "
+        f"`torch.cuda.synchronize()` before reading the end time"
     )

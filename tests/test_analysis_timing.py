@@ -291,3 +291,28 @@ def test_timed_blocks_of_local_context_managers_and_of_the_project() -> None:
     )
     blocks = an.timed_blocks(ctx, lambda call: an.callee_name(call) == "remote_timer")
     assert [code(ctx, call) for _, call in blocks] == ['timer("a")', 'remote_timer("d")']
+
+
+def test_hook_measurements_pair_a_forward_hook_with_the_pre_hooks_start() -> None:
+    ctx = context(
+        """
+        import time
+
+        def pre(module, inputs):
+            module.t0 = time.time()
+
+        def post(module, inputs, output):
+            times.append(time.time() - module.t0)
+            other.append(time.time() - started)
+
+        def unregistered(module, inputs, output):
+            times.append(time.time() - module.t0)
+
+        for layer in model.modules():
+            layer.register_forward_pre_hook(pre)
+            layer.register_forward_hook(post)
+        """
+    )
+    assert [code(ctx, c) for c in an.hook_measurements(ctx)] == ["time.time()"]
+    (read,) = an.hook_measurements(ctx)
+    assert an.index(ctx).scope(read).name.value == "post"

@@ -275,6 +275,7 @@ from torchlint.rules._analysis.timing import (
     Clocks as Clocks,
     clocks as clocks,
     timed_blocks as timed_blocks,
+    hook_measurements as hook_measurements,
     project_timer_calls as project_timer_calls,
 )
 from torchlint.rules._analysis.networks import (

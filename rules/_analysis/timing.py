@@ -93,19 +93,19 @@ class Clocks:
         return found
 
     def _start_of(self, steps: list[Step], end: int) -> int | None:
-        variable = self._subtracted_variable(steps[end].node)
+        variable = self.subtracted_variable(steps[end].node)
         if variable is None:
             return None
         for i in range(end - 1, -1, -1):
             candidate = steps[i].node
-            if self.is_clock(candidate) and self._assigned_name(candidate) == variable:
+            if self.is_clock(candidate) and self.assigned_name(candidate) == variable:
                 carried = [loop for loop in steps[end].loops if loop not in steps[i].loops]
                 if any(self._reassigned_later(steps[end].node, loop, variable) for loop in carried):
                     return None
                 return i
         return None
 
-    def _subtracted_variable(self, clock: cst.CSTNode) -> str | None:
+    def subtracted_variable(self, clock: cst.CSTNode) -> str | None:
         """`t0` for `time.time() - t0`, or for `t1 = time.time()` followed by `t1 - t0`.
         None for a timeout check (`time.time() - t0 > limit`), which measures nothing."""
         parent = self.idx.parent(clock)
@@ -113,7 +113,7 @@ class Clocks:
             if parent.left is clock and not self._compared(parent):
                 return dotted(parent.right)
             return None
-        assigned = self._assigned_name(clock)
+        assigned = self.assigned_name(clock)
         if assigned is None:
             return None
         after = self.idx.order(clock)
@@ -134,7 +134,7 @@ class Clocks:
                 return False
         return False
 
-    def _assigned_name(self, clock: cst.CSTNode) -> str | None:
+    def assigned_name(self, clock: cst.CSTNode) -> str | None:
         parent = self.idx.parent(clock)
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
             return dotted(parent.targets[0].target)
@@ -207,3 +207,40 @@ def _times_block(idx: Index, timing: Clocks, func: cst.FunctionDef) -> bool:
     reads = [idx.order(c) for c in calls if timing.is_clock(c)]
     yields = [idx.order(y) for y in idx.within(func, cst.Yield)]
     return any(a < y < b for y in yields for a in reads for b in reads)
+
+
+FORWARD_HOOKS = ("register_forward_pre_hook", "register_forward_hook")
+
+
+def hook_measurements(ctx: FileContext) -> list[cst.Call]:
+    """End reads of per-layer timing done in forward hooks: a forward hook that reads the
+    clock minus an attribute (`time.time() - module.start`) that a forward pre-hook set from
+    the clock (`module.start = time.time()`). The layer's forward runs between the two, in
+    neither function. A hook that synchronizes is left out."""
+    idx = index(ctx)
+    funcs = functions(ctx)
+    timing = clocks(ctx)
+    registered: dict[str, set[int]] = {name: set() for name in FORWARD_HOOKS}
+    for call in idx.nodes(cst.Call):
+        method = method_name(call)
+        if method in registered and call.args:
+            registered[method].update(id(f) for f in funcs.referenced(call.args[0].value))
+    started: set[str] = set()  # attribute names a pre-hook sets from the clock
+    for func in funcs.all:
+        if id(func) in registered["register_forward_pre_hook"]:
+            for read in idx.within(func, cst.Call):
+                target = timing.assigned_name(read) if timing.is_clock(read) else None
+                if target is not None and "." in target:
+                    started.add(target.rpartition(".")[2])
+    found: list[cst.Call] = []
+    for func in funcs.all:
+        if id(func) not in registered["register_forward_hook"]:
+            continue
+        calls = idx.within(func, cst.Call)
+        if any(method_name(c) == "synchronize" for c in calls):
+            continue
+        for read in calls:
+            subtracted = timing.subtracted_variable(read) if timing.is_clock(read) else None
+            if subtracted is not None and subtracted.rpartition(".")[2] in started and "." in subtracted:
+                found.append(read)
+    return found
