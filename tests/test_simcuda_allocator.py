@@ -244,3 +244,44 @@ def test_statistics_after_a_reset_count_only_what_follows_and_pools_add_up() -> 
         assert max(pools) <= stats[f"{name}.all.peak"] <= sum(pools), name
     allocator.reset_peak()
     assert allocator.memory_stats()["allocated_bytes.all.peak"] == 0
+
+
+@pytest.mark.parametrize("fold_at", [3, 30, None], ids=["fold-every-event", "fold-often", "fold-default"])
+def test_logged_statistics_are_those_of_counting_every_change(monkeypatch: pytest.MonkeyPatch, fold_at: int | None) -> None:
+    """The allocation statistics are folded in from a log when read: current, peak and
+    allocated per pool and in total are what counting after every malloc and free
+    gives, however often the log is folded, and whether or not anything reads between."""
+    import torchlint.runtime_probe.simcuda.allocator as allocator_module
+
+    if fold_at is not None:
+        monkeypatch.setattr(allocator_module, "_FOLD_AT", fold_at)
+    rng = random.Random(5)
+    read, unread = CachingAllocator(), CachingAllocator()
+    live: list[tuple[Block, Block, int]] = []
+    current = {"small_pool": 0, "large_pool": 0}
+    peak = dict(current)
+    total_peak = allocated = 0
+    for _ in range(1500):
+        if live and rng.random() < 0.45:
+            block, twin, granted = live.pop(rng.randrange(len(live)))
+            read.free(block)
+            unread.free(twin)
+            current["small_pool" if block.small else "large_pool"] -= granted
+        else:
+            size = rng.choice([rng.randint(1, 4096), rng.randint(4096, 2 * MIB), rng.randint(MIB, 30 * MIB)])
+            block, twin = read.malloc(size), unread.malloc(size)
+            assert block is not None and twin is not None
+            live.append((block, twin, block.size))
+            pool = "small_pool" if block.small else "large_pool"
+            current[pool] += block.size
+            peak[pool] = max(peak[pool], current[pool])
+            total_peak = max(total_peak, sum(current.values()))
+            allocated += block.size
+        assert read.current("allocated_bytes") == sum(current.values())
+        assert read.peak("allocated_bytes") == total_peak
+    stats = read.memory_stats()
+    assert stats == unread.memory_stats()
+    for pool in ("small_pool", "large_pool"):
+        assert (stats[f"allocated_bytes.{pool}.current"], stats[f"allocated_bytes.{pool}.peak"]) == (current[pool], peak[pool])
+    assert stats["allocated_bytes.all.allocated"] == allocated
+    assert stats["allocation.all.current"] == len(live)
