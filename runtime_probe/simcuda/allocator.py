@@ -90,14 +90,13 @@ _KEPT = [name for name in STAT_NAMES if name not in ("active", "active_bytes")]
 _BASE = {name: 2 * i for i, name in enumerate(_KEPT)}
 _BASE.update(active=_BASE["allocation"], active_bytes=_BASE["allocated_bytes"])
 _ALLOCATION, _SEGMENT, _INACTIVE_SPLIT, _ALLOCATED_BYTES, _RESERVED_BYTES, _INACTIVE_SPLIT_BYTES, _REQUESTED_BYTES = (_BASE[name] for name in _KEPT)
-# The statistics every malloc and free changes are not updated one by one: each event
-# appends its changes to a log, one per statistic (0 included) as `amount << 1 | pool`,
-# in _LOGGED's order, and the log is folded into current, peak and allocated (prefix
-# sums and maxima, in C) when anything reads the statistics, or once it holds _FOLD_AT
-# entries. A peak is the maximum of the running sums, which is what updating it after
-# every change gives.
-_LOGGED = (_ALLOCATION, _REQUESTED_BYTES, _ALLOCATED_BYTES, _INACTIVE_SPLIT, _INACTIVE_SPLIT_BYTES)
-_FOLD_AT = len(_LOGGED) * 4096
+# The three statistics every malloc and free changes are not updated one by one: each
+# event appends its three changes to a log, as `amount << 1 | pool` in this order, and
+# the log is folded into current, peak and allocated (prefix sums and maxima, in C) when
+# anything reads the statistics, or once it holds _FOLD_AT entries. A peak is the
+# maximum of the running sums, which is what updating it after every change gives.
+_LOGGED = (_ALLOCATION, _REQUESTED_BYTES, _ALLOCATED_BYTES)
+_FOLD_AT = 3 * 4096
 
 
 @dataclass(frozen=True)
@@ -273,13 +272,13 @@ class CachingAllocator:
                     block = found
         if block is None:
             block = self._reserve(small, size)
-        # Splitting (`should_split`), written out rather than called (`_insert`).
+        # Splitting (`should_split`) and the statistics, written out rather than called
+        # (`_insert`, `_grow`).
         expandable = block.expandable
         pool = 0 if small else 1
         following = block.next
         was_split = block.prev is not None or following is not None
         remaining = block.size - size
-        split_blocks = split_bytes = 0  # the changes to inactive_split
         if remaining >= MIN_BLOCK if small or self.expandable else size < self.max_split and remaining > SMALL_SIZE:
             rest = Block(block.addr + size, remaining, small, expandable)
             rest.prev, rest.next = block, following
@@ -292,16 +291,18 @@ class CachingAllocator:
             self._free_block[key] = rest
             if not expandable:
                 if was_split:
-                    split_bytes = -size
+                    self._current[_INACTIVE_SPLIT_BYTES + pool] -= size
                 else:
-                    split_blocks, split_bytes = 1, remaining
+                    self._grow(_INACTIVE_SPLIT_BYTES, pool, remaining)
+                    self._grow(_INACTIVE_SPLIT, pool, 1)
         elif was_split and not expandable:
-            split_blocks, split_bytes = -1, -block.size
+            self._current[_INACTIVE_SPLIT_BYTES + pool] -= block.size
+            self._current[_INACTIVE_SPLIT + pool] -= 1
         block.allocated = True
         block.requested = nbytes
         log = self._log
         # The _LOGGED changes; the block's size is the whole block when it was not split.
-        log.extend((2 | pool, nbytes << 1 | pool, block.size << 1 | pool, split_blocks << 1 | pool, split_bytes << 1 | pool))
+        log.extend((2 | pool, nbytes << 1 | pool, block.size << 1 | pool))
         if len(log) >= _FOLD_AT:
             self._fold()
         return block
@@ -475,9 +476,17 @@ class CachingAllocator:
             split_blocks += 1
             split_bytes += block.size
         pool = 0 if small else 1
-        if block.expandable:
-            split_blocks = split_bytes = 0  # expandable segments count no inactive splits
-        self._log.extend((-2 | pool, -block.requested << 1 | pool, -size << 1 | pool, split_blocks << 1 | pool, split_bytes << 1 | pool))
+        current = self._current
+        self._log.extend((-2 | pool, -block.requested << 1 | pool, -size << 1 | pool))  # the _LOGGED changes
+        if not block.expandable:
+            if split_blocks > 0:
+                self._grow(_INACTIVE_SPLIT, pool, split_blocks)
+            else:
+                current[_INACTIVE_SPLIT + pool] += split_blocks
+            if split_bytes > 0:
+                self._grow(_INACTIVE_SPLIT_BYTES, pool, split_bytes)
+            else:
+                current[_INACTIVE_SPLIT_BYTES + pool] += split_bytes
 
     # --- giving memory back ------------------------------------------------------------
 
