@@ -25,8 +25,6 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, insort
 from dataclasses import dataclass, field
-from itertools import accumulate, compress
-from operator import not_
 
 MIB = 1 << 20
 MIN_BLOCK = 512
@@ -90,13 +88,6 @@ _KEPT = [name for name in STAT_NAMES if name not in ("active", "active_bytes")]
 _BASE = {name: 2 * i for i, name in enumerate(_KEPT)}
 _BASE.update(active=_BASE["allocation"], active_bytes=_BASE["allocated_bytes"])
 _ALLOCATION, _SEGMENT, _INACTIVE_SPLIT, _ALLOCATED_BYTES, _RESERVED_BYTES, _INACTIVE_SPLIT_BYTES, _REQUESTED_BYTES = (_BASE[name] for name in _KEPT)
-# The three statistics every malloc and free changes are not updated one by one: each
-# event appends its three changes to a log, as `amount << 1 | pool` in this order, and
-# the log is folded into current, peak and allocated (prefix sums and maxima, in C) when
-# anything reads the statistics, or once it holds _FOLD_AT entries. A peak is the
-# maximum of the running sums, which is what updating it after every change gives.
-_LOGGED = (_ALLOCATION, _REQUESTED_BYTES, _ALLOCATED_BYTES)
-_FOLD_AT = 3 * 4096
 
 
 @dataclass(frozen=True)
@@ -155,8 +146,6 @@ class CachingAllocator:
         self._peak_all = [0] * size
         self._allocated = [0] * size
         self._current_at_reset = [0] * size
-        # Changes to the _LOGGED statistics not folded in yet (see _fold).
-        self._log: list[int] = []
         self.num_alloc_retries = 0
         self.num_ooms = 0
         self.num_device_alloc = 0
@@ -187,27 +176,6 @@ class CachingAllocator:
         total = current[base] + current[base + 1]
         if total > self._peak_all[base]:
             self._peak_all[base] = total
-
-    def _fold(self) -> None:
-        """Apply the logged changes to the _LOGGED statistics."""
-        log = self._log
-        if not log:
-            return
-        current, peak, peak_all, allocated = self._current, self._peak, self._peak_all, self._allocated
-        for offset, base in enumerate(_LOGGED):
-            changes = log[offset :: len(_LOGGED)]
-            amounts = list(map((1).__rrshift__, changes))  # change >> 1
-            large = list(map((1).__and__, changes))  # change & 1: the pool
-            totals = list(accumulate(amounts, initial=current[base] + current[base + 1]))
-            peak_all[base] = max(peak_all[base], max(totals))
-            for i, in_pool in ((base, map(not_, large)), (base + 1, large)):
-                mine = list(compress(amounts, in_pool))
-                if mine:
-                    running = list(accumulate(mine, initial=current[i]))
-                    current[i] = running[-1]
-                    peak[i] = max(peak[i], max(running))
-                    allocated[i] += sum(filter((0).__lt__, mine))
-        log.clear()
 
     def _insert(self, block: Block) -> None:
         key = block.size << _ADDRESS_BITS | block.addr
@@ -300,11 +268,32 @@ class CachingAllocator:
             self._current[_INACTIVE_SPLIT + pool] -= 1
         block.allocated = True
         block.requested = nbytes
-        log = self._log
-        # The _LOGGED changes; the block's size is the whole block when it was not split.
-        log.extend((2 | pool, nbytes << 1 | pool, block.size << 1 | pool))
-        if len(log) >= _FOLD_AT:
-            self._fold()
+        current, peak, peak_all, allocated = self._current, self._peak, self._peak_all, self._allocated
+        i = _ALLOCATION + pool
+        total = current[i] = current[i] + 1
+        if total > peak[i]:
+            peak[i] = total
+        allocated[i] += 1
+        total = current[_ALLOCATION] + current[_ALLOCATION + 1]
+        if total > peak_all[_ALLOCATION]:
+            peak_all[_ALLOCATION] = total
+        i = _REQUESTED_BYTES + pool
+        total = current[i] = current[i] + nbytes
+        if total > peak[i]:
+            peak[i] = total
+        allocated[i] += nbytes
+        total = current[_REQUESTED_BYTES] + current[_REQUESTED_BYTES + 1]
+        if total > peak_all[_REQUESTED_BYTES]:
+            peak_all[_REQUESTED_BYTES] = total
+        granted = block.size  # the whole block when it was not split
+        i = _ALLOCATED_BYTES + pool
+        total = current[i] = current[i] + granted
+        if total > peak[i]:
+            peak[i] = total
+        allocated[i] += granted
+        total = current[_ALLOCATED_BYTES] + current[_ALLOCATED_BYTES + 1]
+        if total > peak_all[_ALLOCATED_BYTES]:
+            peak_all[_ALLOCATED_BYTES] = total
         return block
 
     def _reserve(self, small: bool, size: int) -> Block:
@@ -320,7 +309,7 @@ class CachingAllocator:
             block = self._new_block(small, size)
         if block is None:
             self.num_ooms += 1
-            allocated = self.current("allocated_bytes")  # folds the log
+            allocated = self.current("allocated_bytes")
             reserved = self.current("reserved_bytes")
             raise OutOfMemory(
                 f"CUDA out of memory. Tried to allocate {format_bytes(segment_size(size))}. GPU 0 has a total "
@@ -477,7 +466,9 @@ class CachingAllocator:
             split_bytes += block.size
         pool = 0 if small else 1
         current = self._current
-        self._log.extend((-2 | pool, -block.requested << 1 | pool, -size << 1 | pool))  # the _LOGGED changes
+        current[_ALLOCATION + pool] -= 1
+        current[_ALLOCATED_BYTES + pool] -= size
+        current[_REQUESTED_BYTES + pool] -= block.requested
         if not block.expandable:
             if split_blocks > 0:
                 self._grow(_INACTIVE_SPLIT, pool, split_blocks)
@@ -581,7 +572,6 @@ class CachingAllocator:
 
     def memory_stats(self) -> dict[str, int]:
         """The keys of `torch.cuda.memory_stats()` that the model keeps."""
-        self._fold()
         current, peak, allocated, at_reset = self._current, self._peak, self._allocated, self._current_at_reset
         stats: dict[str, int] = {}
         for name in STAT_NAMES:
@@ -610,23 +600,19 @@ class CachingAllocator:
 
     def current(self, name: str) -> int:
         """`<name>.all.current` of `memory_stats()`, without building the whole dict."""
-        self._fold()
         base = _BASE[name]
         return self._current[base] + self._current[base + 1]
 
     def peak(self, name: str) -> int:
-        self._fold()
         return self._peak_all[_BASE[name]]
 
     def reset_peak(self) -> None:
-        self._fold()
         current = self._current
         self._peak[:] = current
         for base in _BASE.values():
             self._peak_all[base] = current[base] + current[base + 1]
 
     def reset_accumulated(self) -> None:
-        self._fold()
         self._allocated[:] = [0] * len(self._allocated)
         self._current_at_reset[:] = self._current
         self.num_alloc_retries = self.num_ooms = 0
