@@ -164,12 +164,14 @@ def _instructions(device: str, steps: int, package: Path | None = None) -> dict[
         out = Path(folder, "callgrind.out")
         command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", sys.executable, "-W", "ignore", *prefix]
         command += [str(Path(__file__).resolve()), "--worker", device, "--steps", str(steps), "--handshake", folder]
-        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=package)
+        log = Path(folder, "valgrind.log")
+        with log.open("w") as stderr:  # a file, not a pipe that could fill and block the worker
+            proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, env=env, cwd=package)
 
         def wait(name: str) -> None:
             while not Path(folder, name).exists():
                 if proc.poll() is not None:
-                    raise RuntimeError(f"worker under valgrind ended early: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}")
+                    raise RuntimeError(f"worker under valgrind ended early: {log.read_text()[-2000:]}")
                 time.sleep(0.1)
 
         def control(*flags: str) -> None:
