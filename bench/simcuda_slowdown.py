@@ -1,7 +1,7 @@
 """Slowdown of simulated CUDA: the same training loops run as plain CPU code and on
 simulated CUDA (allocator model included), side by side in one run, one intra-op thread.
 
-    .venv/bin/python bench/simcuda_slowdown.py [--steps 30] [--repeats 3] [--baseline REV] [--count]
+    .venv/bin/python bench/simcuda_slowdown.py [--steps 30] [--repeats 3] [--baseline REV] [--count | --instructions]
 
 Prints milliseconds per step (the best of the repeats) and the ratio per loop, in CPU
 time of the process (all its threads: autograd runs a simulated device's backward on a
@@ -14,11 +14,19 @@ comparison of a change to the simulator in one run, under the same load.
 
 `--count` prints instead, per loop, the Python bytecodes and Python calls executed per
 step: counts that load on the machine does not blur. Backward runs on the calling thread
-there (autograd's multithreading off), so that the trace sees it."""
+there (autograd's multithreading off), so that the trace sees it.
+
+`--instructions` prints instead the machine instructions per step of each loop, all
+threads, C++ included, counted by valgrind's callgrind with instrumentation switched on
+for the measured steps only (startup runs uninstrumented): a count that load does not
+blur either, and that sees what the bytecode count misses (torch's dispatch to Python,
+wrapper creation, allocations). Slow: use few `--steps`. Instruction ratios are not time
+ratios where compute dominates (vectorised kernels, which valgrind also runs as AVX2)."""
 
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
 import subprocess
@@ -88,8 +96,17 @@ def _loop(name: str, device: str) -> Callable[[], Any]:
     return step
 
 
-def worker(device: str, steps: int) -> dict[str, float]:
-    """Per loop, "<loop>" CPU ms per step and "<loop>/wall" wall ms per step."""
+def _signal(folder: str | None, name: str, answer: str) -> None:
+    """Under `--instructions`: tell the parent that `name` happened, wait for its `answer`."""
+    if folder:
+        Path(folder, name).touch()
+        while not Path(folder, answer).exists():
+            time.sleep(0.05)
+
+
+def worker(device: str, steps: int, handshake: str | None = None) -> dict[str, float]:
+    """Per loop, "<loop>" CPU ms per step and "<loop>/wall" wall ms per step; with a
+    `handshake` folder, the measured steps of each loop are bracketed by `_signal`."""
     import torch
 
     torch.set_num_threads(1)
@@ -98,12 +115,14 @@ def worker(device: str, steps: int) -> dict[str, float]:
         step = _loop(name, device)
         for _ in range(3):
             step()
+        _signal(handshake, f"{name}.ready", f"{name}.go")
         cpu, wall = time.process_time(), time.perf_counter()
         for _ in range(steps):
             loss = step()
         loss.item()
         timings[name] = (time.process_time() - cpu) / steps * 1000
         timings[f"{name}/wall"] = (time.perf_counter() - wall) / steps * 1000
+        _signal(handshake, f"{name}.done", f"{name}.next")
     return timings
 
 
@@ -133,6 +152,45 @@ def count(device: str, steps: int) -> dict[str, float]:
         sys.settrace(None)
         counts[name] = tally["opcode"] / steps
         counts[f"{name}/calls"] = tally["call"] / steps
+    return counts
+
+
+def _instructions(device: str, steps: int, package: Path | None = None) -> dict[str, float]:
+    """Per loop, the instructions per step of a worker run under callgrind, counted for
+    its measured steps only: the parent switches instrumentation on and off around them."""
+    prefix = ["-m", "torchlint.runtime_probe.simcuda"] if device == "cuda" else []
+    env = {**os.environ, "PYTHONPATH": str(package)} if package else dict(os.environ)
+    with tempfile.TemporaryDirectory(prefix="simcuda-instructions-") as folder:
+        out = Path(folder, "callgrind.out")
+        command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", sys.executable, "-W", "ignore", *prefix]
+        command += [str(Path(__file__).resolve()), "--worker", device, "--steps", str(steps), "--handshake", folder]
+        log = Path(folder, "valgrind.log")
+        with log.open("w") as stderr:  # a file, not a pipe that could fill and block the worker
+            proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, env=env, cwd=package)
+
+        def wait(name: str) -> None:
+            while not Path(folder, name).exists():
+                if proc.poll() is not None:
+                    raise RuntimeError(f"worker under valgrind ended early: {log.read_text()[-2000:]}")
+                time.sleep(0.1)
+
+        def control(*flags: str) -> None:
+            subprocess.run(["callgrind_control", *flags, str(proc.pid)], capture_output=True, check=True)
+
+        counts = {}
+        for name in LOOPS:
+            wait(f"{name}.ready")
+            control("--zero")
+            control("--instr=on")
+            Path(folder, f"{name}.go").touch()
+            wait(f"{name}.done")
+            control("--instr=off")
+            control("--dump")
+            dumps = sorted(glob.glob(f"{out}.*"), key=os.path.getmtime)
+            totals = [line for line in Path(dumps[-1]).read_text().splitlines() if line.startswith("totals:")]
+            counts[name] = int(totals[0].split()[1]) / steps
+            Path(folder, f"{name}.next").touch()
+        proc.wait()
     return counts
 
 
@@ -177,17 +235,21 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--baseline", metavar="REV", help="also run the simulator of this git revision")
     parser.add_argument("--count", action="store_true", help="count Python bytecodes and calls per step instead of timing")
+    parser.add_argument("--instructions", action="store_true", help="count machine instructions per step under valgrind instead of timing")
     parser.add_argument("--worker", choices=("cpu", "cuda"))
+    parser.add_argument("--handshake", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps((count if args.count else worker)(args.worker, args.steps)))
+        print(json.dumps(count(args.worker, args.steps) if args.count else worker(args.worker, args.steps, args.handshake)))
         return
     with tempfile.TemporaryDirectory(prefix="simcuda-baseline-") as folder:
         package = baseline_package(args.baseline, Path(folder)) if args.baseline else None
         runs: dict[str, tuple[str, Path | None]] = {"cpu": ("cpu", None), "cuda": ("cuda", None)}
         if package:
             runs["baseline"] = ("cuda", package)
-        if args.count:
+        if args.instructions:
+            instructions = {run: _instructions(device, args.steps, where) for run, (device, where) in runs.items()}
+        elif args.count:
             counts = {run: _run(device, args.steps, where, counting=True) for run, (device, where) in runs.items()}
         else:
             best: dict[str, dict[str, float]] = {run: {} for run in runs}
@@ -195,8 +257,15 @@ def main() -> None:
                 for run, (device, where) in runs.items():  # alternated, so that load on the machine hits all
                     for name, ms in _run(device, args.steps, where).items():
                         best[run][name] = min(best[run].get(name, float("inf")), ms)
+    labels = {"cpu": "plain CPU", "cuda": "simulated", "baseline": f"{args.baseline}"[:12]}
+    if args.instructions:
+        print(f"{'loop':<18} {'plain CPU instr/step':>21}" + "".join(f" {labels[run] + ' instr/step':>23} {'ratio':>7}" for run in runs if run != "cpu"))
+        for name in LOOPS:
+            plain = instructions["cpu"][name]
+            print(f"{name:<18} {plain:>21,.0f}" + "".join(f" {instructions[run][name]:>23,.0f} {instructions[run][name] / plain:>6.2f}x" for run in runs if run != "cpu"))
+        print("SIMCUDA_INSTRUCTIONS " + json.dumps(instructions))
+        return
     if args.count:
-        labels = {"cpu": "plain CPU", "cuda": "simulated", "baseline": f"{args.baseline}"[:12]}
         print(f"{'loop':<18}" + "".join(f" {labels[run] + ' bytecodes/step':>28} {'calls/step':>10}" for run in runs))
         for name in LOOPS:
             print(f"{name:<18}" + "".join(f" {counts[run][name]:>28.0f} {counts[run][name + '/calls']:>10.0f}" for run in runs))

@@ -172,6 +172,16 @@ def test_what_dispatch_keeps_per_operator_changes_no_outcome() -> None:
     assert findings == dict.fromkeys(findings, True) and len(findings) == 7
 
 
+def test_a_dispatch_rule_for_a_subclass_of_the_script_still_runs() -> None:
+    """The simulator answers torch's lookup of `register_torch_dispatch` rules for its own
+    tensors; a rule for any other class is found as before."""
+    run = simulate(sim("dispatch_rules"))
+    assert run.returncode == 0, run.stderr
+    outcome = json.loads(run.stdout.strip().splitlines()[-1])
+    assert outcome["rule_ran"] == ["aten.add.Tensor"] and outcome["rule_result"] == [2.0, 2.0, 2.0]
+    assert outcome["simulated_add"] == ["cuda:0", [2.0, 2.0, 2.0]]
+
+
 def test_an_operator_without_a_cpu_kernel_is_inconclusive_not_a_crash_of_the_user() -> None:
     run = simulate(sim("custom_cuda_op"))
     assert run.returncode != 0

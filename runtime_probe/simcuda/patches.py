@@ -1,6 +1,7 @@
 """Python-level behaviour of a CUDA build that the CPU build lacks: `torch.load` with
 `map_location`, pinned memory, a bare `"cuda"` device, CUDA generators, the foreach
-fast paths, `ctc_loss` with CPU lengths; and what the simulation refuses
+fast paths, `ctc_loss` with CPU lengths, torch's dispatch-rule lookup for simulated
+tensors; and what the simulation refuses
 (`torch.compile`, NCCL), which makes the probe's result inconclusive."""
 
 from __future__ import annotations
@@ -220,6 +221,26 @@ def _patch_module_moves() -> None:
     utils.swap_tensors = swap_tensors
 
 
+def _patch_dispatch_rule_lookup() -> None:
+    """Before every `__torch_dispatch__` call, C++ asks
+    `torch._library.simple_registry.find_torch_dispatch_rule` (looked up by name) for a
+    rule registered with `torch.library.register_torch_dispatch` for the operator and
+    the exact class: two registry calls in Python per simulated operator. Rules are
+    registered per class and `SimTensor` is the simulator's own, so none exists for it:
+    the answer is given at once, and every other class is asked as before."""
+    import torch._library.simple_registry as registry
+
+    original = registry.find_torch_dispatch_rule
+
+    @functools.wraps(original)
+    def find_torch_dispatch_rule(op: Any, torch_dispatch_class: type) -> Callable[..., Any] | None:
+        if torch_dispatch_class is SimTensor:
+            return None
+        return original(op, torch_dispatch_class)
+
+    registry.find_torch_dispatch_rule = find_torch_dispatch_rule
+
+
 def _patch_unsupported() -> None:
     torch.compile = refusal("torch.compile is not simulated")
     import torch.distributed as dist
@@ -242,4 +263,5 @@ def install() -> None:
     _patch_ctc_loss()
     _patch_foreach()
     _patch_module_moves()
+    _patch_dispatch_rule_lookup()
     _patch_unsupported()

@@ -22,18 +22,13 @@ perf_counter = time.perf_counter
 class StreamModel:
     """The one CUDA stream: kernels launched since the host last waited for it.
 
-    Every operator on a simulated tensor is a launch; an operator whose result the host
-    reads (`.item()`, a blocking copy to the CPU, `nonzero`) or an explicit
-    synchronization completes everything launched before it."""
+    Every operator on a simulated tensor is a launch (dispatch counts it in `launched`);
+    an operator whose result the host reads (`.item()`, a blocking copy to the CPU,
+    `nonzero`) or an explicit synchronization completes everything launched before it."""
 
     def __init__(self) -> None:
         self.launched = 0
         self.completed = 0
-
-    def on_operator(self, host_waits: bool) -> None:
-        self.launched += 1
-        if host_waits:
-            self.completed = self.launched
 
     def synchronize(self) -> None:
         self.completed = self.launched

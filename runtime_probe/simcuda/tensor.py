@@ -441,7 +441,11 @@ def _torch_dispatch(cls: Any, func: Any, types: Any, args: tuple[Any, ...] = (),
             if error is not None:
                 raise error
     if simulated or to_device:
-        STATE.stream.on_operator(info.host_waits or (func is _TO_COPY and not to_device and not inner_kwargs.get("non_blocking")))
+        # A kernel launch on the stream model; the host waits for some results.
+        stream = STATE.stream
+        launched = stream.launched = stream.launched + 1
+        if info.host_waits or (func is _TO_COPY and not to_device and not inner_kwargs.get("non_blocking")):
+            stream.completed = launched
     try:
         out = info.kernel(*inner_args, **inner_kwargs)
     except NotImplementedError as error:
