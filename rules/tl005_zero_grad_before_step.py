@@ -547,7 +547,8 @@ class ZeroGradBeforeStep(Rule):
                         yield self._report_between_passes(ctx, clear.node, step)
         if an.uses_framework_accumulation(ctx):
             return
-        for loop in [*idx.nodes(cst.For), *idx.nodes(cst.While)]:
+        loops: list[cst.For | cst.While] = [*idx.nodes(cst.For), *idx.nodes(cst.While)]
+        for loop in loops:
             events = flow.events(loop.body, [*train.backward, *train.steps])
             for acc in an.accumulations(idx, an.imports(ctx), train, events, loop):
                 step = next(e for e in events if e.node is acc.step)
