@@ -342,6 +342,21 @@ class SamplerSetEpochMissing(Rule):
     ]
 
     INVALID = [
+        # PyTorch/XLA: the loop iterates the device loader that wraps the sampler's loader.
+        """
+        import torch
+        import torch_xla.core.xla_model as xm
+        import torch_xla.distributed.parallel_loader as pl
+        sampler = torch.utils.data.distributed.DistributedSampler(
+            dataset, num_replicas=xm.xrt_world_size(), rank=xm.get_ordinal(), shuffle=True)
+        loader = torch.utils.data.DataLoader(dataset, batch_size=64, sampler=sampler)
+        for epoch in range(10):  # expect: TL014
+            device_loader = pl.ParallelLoader(loader, [device]).per_device_loader(device)
+            for x, y in device_loader:
+                optimizer.zero_grad()
+                loss_fn(model(x), y).backward()
+                xm.optimizer_step(optimizer)
+        """,
         # the sampler comes from a local helper; a generator cycles the loader forever
         """
         import torch

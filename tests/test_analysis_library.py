@@ -429,6 +429,20 @@ class TestTraining:
     def test_unwrap_iterable(self) -> None:
         expr = cst.parse_expression("enumerate(tqdm(train_loader), 1)")
         assert code_of(an.unwrap_iterable(expr)) == "train_loader"
+        for xla in ("pl.ParallelLoader(train_loader, [device]).per_device_loader(device)", "pl.MpDeviceLoader(train_loader, device)"):
+            assert code_of(an.unwrap_iterable(cst.parse_expression(xla))) == "train_loader"
+
+    def test_xla_optimizer_step_is_a_step_of_its_optimizer(self) -> None:
+        ctx = context(
+            """
+            import torch_xla.core.xla_model as xm
+            from lightning_like import optimizer_step
+            xm.optimizer_step(optimizer)
+            optimizer_step(optimizer)
+            """
+        )
+        train = an.training(ctx)
+        assert [code_of(s) for s in train.steps] == ["xm.optimizer_step(optimizer)"]
 
 
 class TestModes:

@@ -40,6 +40,7 @@ from torchlint.rules._analysis.names import calls_to, dotted, imports, last_name
 from torchlint.rules._analysis.training import unwrap_iterable
 from torchlint.rules._analysis.vocabulary import (
     DATA_HOOKS,
+    DEVICE_LOADER_METHODS,
     KNOWN_COLLATORS,
     LOADER_WORDS,
     name_tokens,
@@ -674,7 +675,7 @@ DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.datal
 # Calls that iterate or wrap a loader without reseeding its sampler.
 PASS_WRAPPERS = frozenset(
     """enumerate iter len zip tqdm trange islice cycle chain print list next range repr str ProgressBar
-    track DataLoader BatchSampler""".split()
+    track DataLoader BatchSampler ParallelLoader MpDeviceLoader""".split()
 )
 
 
@@ -882,7 +883,7 @@ def loader_passes(ctx: FileContext, sampler: Sampler) -> list[cst.CSTNode]:
             continue
         helpers = funcs.resolve(call)
         if callee_name(call) in PASS_WRAPPERS and not helpers:  # a local `cycle` is no itertools.cycle
-            wrapper = bound_target(idx, call)
+            wrapper = bound_target(idx, _per_device(idx, call))
             if wrapper is not None and (wrapper_name := dotted(wrapper)):
                 names.append(wrapper_name)
         elif any(idx.within(f, cst.For) for f in helpers):
@@ -892,6 +893,16 @@ def loader_passes(ctx: FileContext, sampler: Sampler) -> list[cst.CSTNode]:
         found.extend(loops_over(idx, scope, name))
     unique = {id(node): node for node in found}
     return list(unique.values())
+
+
+def _per_device(idx: Index, wrapper: cst.Call) -> cst.Call:
+    """`pl.ParallelLoader(loader, devices).per_device_loader(device)` for the inner call
+    (PyTorch/XLA); `wrapper` itself otherwise."""
+    attribute = idx.parent(wrapper)
+    outer = idx.parent(attribute) if isinstance(attribute, cst.Attribute) else None
+    if isinstance(outer, cst.Call) and outer.func is attribute and method_name(outer) in DEVICE_LOADER_METHODS:
+        return outer
+    return wrapper
 
 
 def _passes_in_helper(idx: Index, funcs: Functions, call: cst.Call, use: cst.CSTNode, depth: int = 0) -> list[cst.CSTNode]:

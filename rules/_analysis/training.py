@@ -21,6 +21,7 @@ from torchlint.rules._analysis.vocabulary import (
     CLEAR_HELPER,
     FRAMEWORK_BACKWARD_WORDS,
     is_optimizer_class,
+    DEVICE_LOADER_METHODS,
     ITERABLE_WRAPPERS,
     name_says_optimizer,
     name_tokens,
@@ -202,6 +203,10 @@ def _build_training(ctx: FileContext) -> Training:
             ):
                 steps.append(call)
                 stepped[id(call)] = owner
+        elif (imps.callee(call) or "").startswith("torch_xla.") and callee_name(call) == "optimizer_step" and call.args:
+            # PyTorch/XLA's `xm.optimizer_step(optimizer)`: reduces the gradients, then steps.
+            steps.append(call)
+            stepped[id(call)] = call.args[0].value
         elif name == "zero_grad" or CLEAR_HELPER.search(callee_name(call) or ""):
             clears.append(call)
         elif name in ("zero_", "fill_", "mul_", "detach_") and owner is not None and _is_grad_attr(owner):
@@ -257,9 +262,15 @@ def _is_grad_attr(expr: cst.BaseExpression) -> bool:
 
 
 def unwrap_iterable(expr: cst.BaseExpression, depth: int = 0) -> cst.BaseExpression:
-    """`loader` for `enumerate(tqdm(loader))`."""
-    while isinstance(expr, cst.Call) and callee_name(expr) in ITERABLE_WRAPPERS and expr.args and depth < 4:
-        expr = expr.args[0].value
+    """`loader` for `enumerate(tqdm(loader))`, and for PyTorch/XLA's device loaders
+    (`pl.ParallelLoader(loader, [device]).per_device_loader(device)`, `pl.MpDeviceLoader(loader, device)`)."""
+    while isinstance(expr, cst.Call) and depth < 4:
+        if method_name(expr) in DEVICE_LOADER_METHODS and isinstance(expr.func, cst.Attribute):
+            expr = expr.func.value
+        elif callee_name(expr) in ITERABLE_WRAPPERS and expr.args:
+            expr = expr.args[0].value
+        else:
+            break
         depth += 1
     return expr
 

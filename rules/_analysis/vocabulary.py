@@ -105,7 +105,11 @@ MODEL_WRAPPERS = frozenset(
     {"DataParallel", "DistributedDataParallel", "DDP", "FullyShardedDataParallel", "FSDP", "compile"}
 )
 # Functions that wrap an iterable without changing what it yields.
-ITERABLE_WRAPPERS = frozenset("enumerate tqdm iter islice zip progress_bar track cycle".split())
+ITERABLE_WRAPPERS = frozenset(
+    "enumerate tqdm iter islice zip progress_bar track cycle ParallelLoader MpDeviceLoader".split()
+)
+# Methods that hand out a wrapped loader's batches on one device (PyTorch/XLA).
+DEVICE_LOADER_METHODS = frozenset({"per_device_loader"})
 # Objects whose `backward(loss)` takes the loss as its argument.
 FRAMEWORK_BACKWARD_WORDS = frozenset(
     {"accelerator", "accelerate", "engine", "fabric", "trainer", "strategy", "deepspeed", "self", "model", "wrapper"}
