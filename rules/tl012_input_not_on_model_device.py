@@ -8,10 +8,10 @@ import libcst as cst
 from torchlint.rule import FileContext, Report, Rule
 from torchlint.rules import _analysis as an
 
-# Frameworks and wrappers that place inputs on the model's device themselves:
-# (Distributed)DataParallel with device ids, Accelerate, Lightning/Fabric, DeepSpeed, HF device maps.
+# Frameworks that place inputs on the model's device themselves: Accelerate, Lightning/Fabric,
+# DeepSpeed, HF device maps. (DataParallel and DDP wraps are followed path by path.)
 PLACES_INPUTS = re.compile(
-    r"DataParallel|accelerat|Accelerat|[Ff]abric|lightning|deepspeed|device_map|dispatch_model|"
+    r"accelerat|Accelerat|[Ff]abric|lightning|deepspeed|device_map|dispatch_model|"
     r"set_default_device|set_default_tensor_type|torch_xla"
 )
 
@@ -69,7 +69,11 @@ class InputNotOnModelDevice(Rule):
 
     Not reported: data that a dataset, collate function or the model's own `forward` in the
     same file moves, tensors created on the device, loaders prepared by Accelerate, and
-    `DataParallel` / `DistributedDataParallel` models, which scatter inputs themselves.
+    `DataParallel` / `DistributedDataParallel` models, which scatter inputs themselves:
+    a model that every path wraps, or any model of a file that names such a wrapper but
+    wraps no model it moves (the wrap is another module's). A wrap taken on one branch
+    only (`if torch.cuda.device_count() > 1:`) leaves the other path's bare model on the
+    GPU with the CPU batch, and is reported.
 
     ## Runtime confirmation
     `torchlint probe` confirms it as TL101 device-mismatch when it runs the script on a
@@ -190,6 +194,29 @@ class InputNotOnModelDevice(Rule):
         model = nn.DataParallel(Net()).cuda()
         for x, y in loader:
             loss = loss_fn(model(x), y)
+        """,
+        # every path wraps the moved model (DDP with the process's GPU, or DataParallel)
+        """
+        import torch.nn as nn
+        model = Net()
+        model.cuda()
+        if args.distributed:
+            model = nn.parallel.DistributedDataParallel(model, device_ids=[args.gpu])
+        else:
+            model = nn.DataParallel(model)
+        for x, y in train_loader:
+            loss = loss_fn(model(x), y)
+        """,
+        # a module that only tests for the wrapper: another module may wrap the model
+        """
+        import torch.nn as nn
+        def evaluate(net, loader):
+            for images, labels in loader:
+                if isinstance(net, nn.DataParallel) and len(images) < len(net.device_ids):
+                    continue
+                print(net(images).argmax(1))
+        model = Net().cuda()
+        evaluate(model, val_loader)
         """,
         # Accelerate prepares the loader.
         """
@@ -586,6 +613,17 @@ class InputNotOnModelDevice(Rule):
         for x, y in loader:
             out = model(x)  # expect: TL012
         """,
+        # The model is wrapped only when there are several GPUs: on one GPU the bare model
+        # gets the CPU batch.
+        """
+        import torch
+        import torch.nn as nn
+        model = Net().cuda()
+        if torch.cuda.device_count() > 1:
+            model = nn.DataParallel(model)
+        for x, y in train_loader:
+            loss = loss_fn(model(x), y)  # expect: TL012
+        """,
         # The device literal on the model, forward() spelled out.
         """
         model = Net().to("cuda:0")
@@ -599,7 +637,7 @@ class InputNotOnModelDevice(Rule):
         if PLACES_INPUTS.search(ctx.source):
             return
         finder = _Finder(ctx)
-        if not finder.moves or finder.data.moved_by_hooks():
+        if not finder.moves or finder.data.moved_by_hooks() or an.parallel_wraps(ctx).out_of_sight():
             return
         for loop in finder.idx.nodes(cst.For):
             found = finder.unmoved_call(loop)
