@@ -343,3 +343,21 @@ class TestUnmovedBatch:
         helper_batch = data.unmoved_batch(helper)
         assert helper_batch is not None and [code(ctx, c) for c, _ in helper_batch.calls] == ["step(x, y)"]
         assert data.unmoved_batch(plain) is None
+
+    def test_a_collate_function_bound_to_a_name_from_elsewhere_may_move_the_batch(self) -> None:
+        ctx = context(
+            """
+            collate = None
+            if mixup:
+                collate = FastCollateMixup(alpha)
+            padded = DataCollatorWithPadding(tokenizer)
+            for x, y in DataLoader(ds, collate_fn=collate):
+                model(x)
+            for x, y in DataLoader(ds, collate_fn=padded):
+                model(x)
+            """
+        )
+        data = an.loader_data(ctx)
+        mixed, padding = an.index(ctx).nodes(cst.For)
+        assert data.iterable_prepared(mixed)
+        assert not data.iterable_prepared(padding)

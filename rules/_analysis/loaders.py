@@ -158,7 +158,7 @@ class LoaderData:
             if self.funcs.by_name.get(name) or KNOWN_COLLATORS.search(name):
                 continue
             if isinstance(value, cst.Name) and any(isinstance(v, cst.Call) for v in self.assigned.get(name, [])):
-                if all(KNOWN_COLLATORS.search(callee_name(v) or "") for v in self.assigned.get(name, [])):  # type: ignore[arg-type]
+                if all(isinstance(v, cst.Call) and KNOWN_COLLATORS.search(callee_name(v) or "") for v in self.assigned.get(name, [])):
                     continue
             return True
         return False
