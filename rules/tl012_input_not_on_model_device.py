@@ -73,7 +73,9 @@ class InputNotOnModelDevice(Rule):
     a model that every path wraps, or any model of a file that names such a wrapper but
     wraps no model it moves (the wrap is another module's). A wrap taken on one branch
     only (`if torch.cuda.device_count() > 1:`) leaves the other path's bare model on the
-    GPU with the CPU batch, and is reported.
+    GPU with the CPU batch, and is reported. Of the branches of one `if`/`elif`/`else`,
+    one that moves part of the batch and leaves a part that a sibling branch moves is
+    reported; separate `if`s that each move a part may all run, and are not.
 
     ## Runtime confirmation
     `torchlint probe` confirms it as TL101 device-mismatch when it runs the script on a
@@ -217,6 +219,27 @@ class InputNotOnModelDevice(Rule):
                 print(net(images).argmax(1))
         model = Net().cuda()
         evaluate(model, val_loader)
+        """,
+        # branches that each move the whole batch to the device they select, a branch that
+        # moves nothing (the CPU path), and moves in separate `if`s that may both run
+        """
+        import torch
+        model = Net().to(device)
+        for images, target in train_loader:
+            if args.gpu is not None:
+                images = images.cuda(args.gpu, non_blocking=True)
+                target = target.cuda(args.gpu, non_blocking=True)
+            elif torch.backends.mps.is_available():
+                images, target = images.to("mps"), target.to("mps")
+            else:
+                images = images.float()
+            loss = criterion(model(images), target)
+        for images, target in val_loader:
+            if args.gpu is not None:
+                images = images.cuda(args.gpu, non_blocking=True)
+            if torch.cuda.is_available():
+                target = target.cuda(args.gpu, non_blocking=True)
+            loss = criterion(model(images), target)
         """,
         # Accelerate prepares the loader.
         """
@@ -624,6 +647,20 @@ class InputNotOnModelDevice(Rule):
         for x, y in train_loader:
             loss = loss_fn(model(x), y)  # expect: TL012
         """,
+        # Each branch moves a different part of the batch: with `args.gpu` set, the target
+        # stays on the CPU (the other branches move it).
+        """
+        import torch
+        model = Net().cuda(args.gpu)
+        for images, target in train_loader:
+            if args.gpu is not None:
+                images = images.cuda(args.gpu, non_blocking=True)
+            elif torch.backends.mps.is_available():
+                images = images.to("mps")
+                target = target.to("mps")
+            output = model(images)
+            loss = criterion(output, target)  # expect: TL012
+        """,
         # The device literal on the model, forward() spelled out.
         """
         model = Net().to("cuda:0")
@@ -650,6 +687,11 @@ class InputNotOnModelDevice(Rule):
             if forgotten is not None:
                 call, move, part, output = forgotten
                 yield self.report(call, finder.forgotten_message(call, move, part, output, source))
+                continue
+            left = finder.part_left_by_branch(loop)
+            if left is not None:
+                call, move, branch, meets = left
+                yield self.report(call, finder.branch_message(call, move, branch, meets, source))
         for sample in an.dataset_samples(ctx):
             found = finder.unmoved_sample_call(sample)
             if found is not None:
@@ -698,6 +740,26 @@ class _Finder:
                 return use.call, move, use.part, use.output
         return None
 
+    def part_left_by_branch(
+        self, loop: cst.For
+    ) -> tuple[cst.Call, cst.Call, an.PartLeftByBranch, cst.Call | None] | None:
+        """The first call, on the path through a branch that moves some of the batch, that
+        meets a part of it that only a sibling branch moves: passed to a moved model, or met
+        with its output (the model call, last) in a loss or torch op. With the model's move."""
+        if self.data.loader(loop.iter) is None or self.data.iterable_prepared(loop):
+            return None
+        found: list[tuple[cst.Call, cst.Call, an.PartLeftByBranch, cst.Call | None]] = []
+        for left in an.parts_left_by_branches(self.ctx, loop):
+            fed = self.models.first_fed(left.calls, loop)
+            if fed is not None:
+                found.append((fed[0], fed[1], left, None))
+            for use in an.part_uses_with_output(self.ctx, loop, left.calls, {left.part}):
+                move = self.models.before(use.output, loop)
+                if move is not None:
+                    found.append((use.call, move, left, use.output))
+                    break
+        return min(found, key=lambda item: self.idx.order(item[0])) if found else None
+
     def unmoved_sample_call(self, sample: an.DatasetSample) -> tuple[cst.Call, cst.Call, list[str]] | None:
         """A moved model called on a dataset sample that nothing moved (`model(ds[0][0])`)."""
         self.discarded = {}
@@ -738,6 +800,23 @@ class _Finder:
             f"of the batch and `{model}` is moved (`{code(move)}`): `{code(call.func)}(...)` mixes "
             f"the model's output with a CPU tensor and fails with a device mismatch; move it too, "
             f"e.g. `{fix}`"
+        )
+
+    def branch_message(
+        self, call: cst.Call, move: cst.Call, left: an.PartLeftByBranch, output: cst.Call | None, source: cst.BaseExpression
+    ) -> str:
+        code = self.ctx.module.code_for_node
+        if output is None:
+            model = code(an.model_call(call) or call.func)
+            meets = f"`{model}`, moved to {_move_fix(code, move, left.part)[0]} (`{code(move)}`), gets it"
+        else:
+            model = code(an.called_module(output) or output.func)
+            meets = f"`{code(call.func)}(...)` meets it with the output of `{model}`, moved (`{code(move)}`)"
+        return (
+            f"`{left.part}` comes from `{code(source)}` and only other branches move it "
+            f"(`{code(left.moved_by)}`): `{_branch_header(code, self.idx, left)}` moves `{left.moved}` "
+            f"but leaves `{left.part}` on the host, so on that path {meets} and fails with a device "
+            f"mismatch; move it on every branch, e.g. `{left.part} = {_move_fix(code, move, left.part)[1]}`"
         )
 
     def discarded_message(self, call: cst.Call, move: cst.Call, moved: an.DiscardedMove) -> str:
@@ -784,3 +863,12 @@ def _move_fix(code: Callable[[cst.CSTNode], str], move: cst.Call, data: str) -> 
         return f"a device by `{code(move.func)}()`", f"{data}.to(device)"
     device = code(device_arg.value)
     return f"`{device}`", f"{data}.to({device})"
+
+
+def _branch_header(code: Callable[[cst.CSTNode], str], idx: an.Index, left: an.PartLeftByBranch) -> str:
+    """`if args.gpu is not None:`, `elif ...:` or `else:` for the block of the chain."""
+    owner = idx.parent(left.branch)
+    if isinstance(owner, cst.If):
+        keyword = "if" if owner is left.chain else "elif"
+        return f"{keyword} {code(owner.test)}:"
+    return "else:"

@@ -196,6 +196,10 @@ from torchlint.rules._analysis.inputs import (
     discarded_tensor_moves as discarded_tensor_moves,
     calls_after_discarded_move as calls_after_discarded_move,
 )
+from torchlint.rules._analysis.batch_paths import (
+    PartLeftByBranch as PartLeftByBranch,
+    parts_left_by_branches as parts_left_by_branches,
+)
 from torchlint.rules._analysis.fixes import (
     insert_statement as insert_statement,
     insert_before as insert_before,
@@ -208,12 +212,15 @@ from torchlint.rules._analysis.loaders import (
     batch_target as batch_target,
     raw_batch as raw_batch,
     calls_on_raw_batch as calls_on_raw_batch,
+    calls_on_raw_data as calls_on_raw_data,
     calls_on_raw_sample as calls_on_raw_sample,
     DatasetSample as DatasetSample,
     dataset_samples as dataset_samples,
     discarded_moves as discarded_moves,
     TENSORS_FROM_DATA as TENSORS_FROM_DATA,
     forgotten_batch_parts as forgotten_batch_parts,
+    parts_moved_by as parts_moved_by,
+    part_uses_with_output as part_uses_with_output,
     forgotten_part_uses as forgotten_part_uses,
     ForgottenPartUse as ForgottenPartUse,
     sets_epoch_for as sets_epoch_for,
