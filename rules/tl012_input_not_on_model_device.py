@@ -23,7 +23,8 @@ class InputNotOnModelDevice(Rule):
     then called, in a training or evaluation loop over a data loader, on a batch taken
     straight from the loader that is never moved to a device: no `x.to(device)`,
     `x.cuda()`, `to_device(batch)` or `{k: v.to(device) ...}` anywhere in the loop; or, when the loop moves some parts
-    of the batch, a part it forgets (`labels`) that a loss or a torch op meets with the
+    of the batch, a part it forgets (`labels`, or an item `batch["mask"]` of a dict batch
+    whose other items it moves one by one) that a loss or a torch op meets with the
     model's output (lengths, which stay on the host for CTC and packing, excepted). The batch is followed
     into the local helpers that the loop hands it to (`self.step(batch)`), and a model that a
     factory of this module or another project module moved and returned (`model =
@@ -351,6 +352,19 @@ class InputNotOnModelDevice(Rule):
             acc = accuracy(outputs.cpu(), labels)
             loss = criterion(outputs, labels.to(device))
         """,
+        # items of a dict batch, each moved or kept on the host on purpose (a length), or
+        # the whole batch moved
+        """
+        import torch.nn.functional as F
+        model = Net().to(device)
+        for batch in loader:
+            feats = batch["feats"].to(device)
+            log_probs = model(feats)
+            loss = F.ctc_loss(log_probs, batch["targets"].to(device), batch["feat_lens"], batch["target_lens"])
+        for batch in val_loader:
+            batch = {k: v.to(device) for k, v in batch.items()}
+            loss = F.cross_entropy(model(batch["feats"]), batch["labels"])
+        """,
         # a tokenizer's output moved to the model's device: the tensor, the `BatchEncoding`
         # copied or in place, a dict of moved tensors; numpy outputs and a model left on the CPU
         """
@@ -661,6 +675,14 @@ class InputNotOnModelDevice(Rule):
             output = model(images)
             loss = criterion(output, target)  # expect: TL012
         """,
+        # A dict batch whose items the loop moves one by one, but for the mask.
+        """
+        model = UNet().to(device)
+        for batch in val_loader:
+            images = batch["image"].to(device)
+            outputs = model(images)
+            loss = criterion(outputs, batch["mask"])  # expect: TL012
+        """,
         # The device literal on the model, forward() spelled out.
         """
         model = Net().to("cuda:0")
@@ -734,7 +756,7 @@ class _Finder:
         part of the batch that the loop forgot to move, while it moves the others."""
         if self.data.loader(loop.iter) is None or self.data.iterable_prepared(loop):
             return None
-        for use in an.forgotten_part_uses(self.ctx, loop):
+        for use in [*an.forgotten_part_uses(self.ctx, loop), *an.items_left_on_host(self.ctx, loop)]:
             move = self.models.before(use.output, loop)
             if move is not None:
                 return use.call, move, use.part, use.output

@@ -95,7 +95,8 @@ class TestModelMoves:
             """
         )
         moves = an.model_moves(ctx)
-        assert code(ctx, moves.before(call(ctx, "net(x)"), call(ctx, "net(x)"))) == "model.cuda(args.gpu)"
+        unwrapped = moves.before(call(ctx, "net(x)"), call(ctx, "net(x)"))
+        assert unwrapped is not None and code(ctx, unwrapped) == "model.cuda(args.gpu)"
         assert moves.before(call(ctx, "wrapped(batch)"), call(ctx, "wrapped(batch)")) is None
 
 

@@ -196,9 +196,10 @@ from torchlint.rules._analysis.inputs import (
     discarded_tensor_moves as discarded_tensor_moves,
     calls_after_discarded_move as calls_after_discarded_move,
 )
-from torchlint.rules._analysis.batch_paths import (
+from torchlint.rules._analysis.batch_parts import (
     PartLeftByBranch as PartLeftByBranch,
     parts_left_by_branches as parts_left_by_branches,
+    items_left_on_host as items_left_on_host,
 )
 from torchlint.rules._analysis.fixes import (
     insert_statement as insert_statement,

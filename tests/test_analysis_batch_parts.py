@@ -1,7 +1,9 @@
-"""Unit tests of `_analysis.batch_paths`: the part of a batch that one branch of an `if`
+"""Unit tests of `_analysis.batch_parts`: the part of a batch that one branch of an `if`
 chain leaves on the host while it moves another part and a sibling branch moves it."""
 
 from __future__ import annotations
+
+import textwrap
 
 import libcst as cst
 import pytest
@@ -127,3 +129,78 @@ class TestPartsLeftByBranches:
         ctx = context("\n".join(lines) + "\n")
         (loop,) = an.index(ctx).nodes(cst.For)
         assert [found.part for found in an.parts_left_by_branches(ctx, loop)] == left
+
+
+def items_left(body: str) -> list[tuple[str, str]]:
+    """(the call, the item as it takes it) per use of an item left on the host."""
+    ctx = context("def step(t):\n    return t\nfor batch in loader:\n" + textwrap.indent(textwrap.dedent(body), "    "))
+    loop = an.index(ctx).nodes(cst.For)[0]
+    return [(code(ctx, use.call), code(ctx, use.part)) for use in an.items_left_on_host(ctx, loop)]
+
+
+class TestItemsLeftOnHost:
+    @pytest.mark.parametrize(
+        ("body", "left"),
+        [
+            (
+                """
+                input_ids = batch["input_ids"].to(device)
+                labels = batch["labels"]
+                loss = criterion(model(input_ids), labels)
+                """,
+                [("criterion(model(input_ids), labels)", "labels")],
+            ),
+            (
+                """
+                batch["pixels"] = batch["pixels"].cuda()
+                out = model(batch["pixels"])
+                loss = F.cross_entropy(out, batch["label"].long())
+                """,
+                [('F.cross_entropy(out, batch["label"].long())', 'batch["label"].long()')],
+            ),
+            # the item is moved, or kept on the host on purpose (a length)
+            (
+                """
+                x = batch["x"].to(device)
+                loss = ctc(model(x), batch["y"].to(device), batch["x_lens"])
+                """,
+                [],
+            ),
+            # the whole batch is moved, handed to a helper, or written by a computed key
+            (
+                """
+                batch = {k: v.to(device) for k, v in batch.items()}
+                loss = criterion(model(batch["x"]), batch["y"])
+                """,
+                [],
+            ),
+            (
+                """
+                x = batch["x"].to(device)
+                batch.to(device)
+                loss = criterion(model(x), batch["y"])
+                """,
+                [],
+            ),
+            (
+                """
+                x = batch["x"].to(device)
+                step(batch)
+                loss = criterion(model(x), batch["y"])
+                """,
+                [],
+            ),
+            (
+                """
+                for k in batch:
+                    batch[k] = batch[k].cuda()
+                loss = criterion(model(batch["x"]), batch["y"])
+                """,
+                [],
+            ),
+            # nothing moved: the plain unmoved batch
+            ('loss = criterion(model(batch["x"]), batch["y"])\n', []),
+        ],
+    )
+    def test_items_met_with_the_model_output(self, body: str, left: list[tuple[str, str]]) -> None:
+        assert items_left(body) == left
