@@ -868,10 +868,16 @@ class _Finder:
                 f"and `.cuda()` return a new tensor): the forward pass fails with a device mismatch; "
                 f"assign it, e.g. `{data} = {fix}`"
             )
+        wraps = an.parallel_wraps(self.ctx).wraps_of(move)
+        unwrapped = (
+            f" (`{code(wraps[0])}`, which would place it, runs only on some paths: on the others the bare model gets it)"
+            if wraps
+            else ""
+        )
         return (
             f"`{model}` is moved to {where} (`{code(move)}`) but its input `{data}` comes from "
-            f"`{loader}` and is never moved: the forward pass fails with a device mismatch; move "
-            f"{moved} first, e.g. `{fix}`"
+            f"`{loader}` and is never moved{unwrapped}: the forward pass fails with a device "
+            f"mismatch; move {moved} first, e.g. `{fix}`"
         )
 
 

@@ -386,3 +386,18 @@ class TestParallelWraps:
     def test_a_wrapper_named_but_no_wrap_of_a_moved_model(self, source: str, out_of_sight: bool) -> None:
         wraps, _ = wraps_of(source)
         assert wraps.out_of_sight() is out_of_sight
+
+    def test_the_wraps_a_path_through_the_move_may_take(self) -> None:
+        wraps, ctx = wraps_of(
+            """
+            if args.gpu is not None:
+                model = model.cuda(args.gpu)
+            else:
+                model.cuda()
+                if n > 1:
+                    model = nn.DataParallel(model)
+            """
+        )
+        assert wraps.wraps_of(move_of(ctx, "model.cuda(args.gpu)")) == []
+        assert [ctx.module.code_for_node(w) for w in wraps.wraps_of(move_of(ctx, "model.cuda()"))] == ["nn.DataParallel(model)"]
+        assert not wraps.always_wrapped(move_of(ctx, "model.cuda()"))

@@ -1081,10 +1081,12 @@ class ParallelWraps:
         """Every path through `move` also wraps the model it moves: a wrap of that model
         outside any branch that leaves the move out, or one on each branch of such an
         `if`/`elif`/`else` (not on a branch that excludes the move's)."""
-        covering = [
-            wrap for wrap in self.calls if self._covers(wrap, move) and not in_exclusive_branches(self.idx, wrap, move)
-        ]
+        covering = self.wraps_of(move)
         return any(self._on_every_path(wrap, move, covering) for wrap in covering)
+
+    def wraps_of(self, move: cst.Call) -> list[cst.Call]:
+        """The wraps of the model that `move` moves that a path through the move may take."""
+        return [wrap for wrap in self.calls if self._covers(wrap, move) and not in_exclusive_branches(self.idx, wrap, move)]
 
     def _covers(self, wrap: cst.Call, move: cst.Call) -> bool:
         """`wrap` wraps the model that `move` moves: it holds the move or the move holds it
