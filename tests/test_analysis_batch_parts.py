@@ -198,9 +198,27 @@ class TestItemsLeftOnHost:
                 """,
                 [],
             ),
-            # nothing moved: the plain unmoved batch
+            # nothing moved: the plain unmoved batch, also where an item is only cast
             ('loss = criterion(model(batch["x"]), batch["y"])\n', []),
+            ('x = batch["x"].to(torch.float32)\nloss = criterion(model(x), batch["y"])\n', []),
         ],
     )
     def test_items_met_with_the_model_output(self, body: str, left: list[tuple[str, str]]) -> None:
         assert items_left(body) == left
+
+
+@pytest.mark.parametrize(
+    ("cast", "left"),
+    [('images = images.to("cuda")', ["target"]), ("images = images.to(torch.float16)", [])],
+)
+def test_a_cast_is_no_move(cast: str, left: list[str]) -> None:
+    found = left_parts(
+        f"""
+            if half:
+                {cast}
+            else:
+                images, target = images.cuda(), target.cuda()
+            loss = criterion(model(images), target)
+        """
+    )
+    assert [part for part, _, _ in found] == left

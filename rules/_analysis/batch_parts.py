@@ -23,8 +23,9 @@ import libcst as cst
 
 from torchlint.rule import FileContext
 from torchlint.rules._analysis.callgraph import Functions, functions
+from torchlint.rules._analysis.calls import method_name
 from torchlint.rules._analysis.dataflow import target_names
-from torchlint.rules._analysis.devices import Placements
+from torchlint.rules._analysis.devices import Placements, placements
 from torchlint.rules._analysis.flow import chain_blocks
 from torchlint.rules._analysis.index import Index, index
 from torchlint.rules._analysis.loaders import (
@@ -71,6 +72,7 @@ def parts_left_by_branches(ctx: FileContext, loop: cst.For) -> list[PartLeftByBr
         return []
     parts = {name.value for name in target_names(target)}
     scope = idx.scope(loop)
+    places = placements(ctx)
     found: list[PartLeftByBranch] = []
     for chain in idx.within(loop.body, cst.If):
         if idx.scope(chain) is not scope or _is_elif(idx, chain):
@@ -79,7 +81,7 @@ def parts_left_by_branches(ctx: FileContext, loop: cst.For) -> list[PartLeftByBr
         outside = parts_moved_by(idx, funcs, (c for c in idx.within(loop.body, cst.Call) if not idx.contains(chain, c)), parts)
         tested = _tested_names(idx, chain)
         may_move = [parts_moved_by(idx, funcs, idx.within(block, cst.Call), parts) for block in blocks]
-        moves = [_data_moves(idx, funcs, block, parts) for block in blocks]
+        moves = [_data_moves(idx, funcs, places, block, parts) for block in blocks]
         for i, block in enumerate(blocks):
             if not moves[i] or _leaves(idx, block, scope):
                 continue
@@ -97,10 +99,17 @@ def parts_left_by_branches(ctx: FileContext, loop: cst.For) -> list[PartLeftByBr
     return found
 
 
-def _data_moves(idx: Index, funcs: Functions, block: cst.BaseSuite, parts: set[str]) -> dict[str, cst.Call]:
+def _data_moves(
+    idx: Index, funcs: Functions, places: Placements, block: cst.BaseSuite, parts: set[str]
+) -> dict[str, cst.Call]:
     """The parts that a data move in `block` mentions (`target.cuda()`, `to_device(x, device)`),
-    not those only handed to a local helper."""
-    return parts_moved_by(idx, funcs, [c for c in idx.within(block, cst.Call) if Placements.is_data_move(c)], parts)
+    not those only handed to a local helper or cast (`.to(torch.half)`)."""
+    return parts_moved_by(idx, funcs, [c for c in idx.within(block, cst.Call) if _moves_to_device(places, c)], parts)
+
+
+def _moves_to_device(places: Placements, call: cst.Call) -> bool:
+    """A call that may put data on a device, other than a `.to()` to a dtype or the CPU."""
+    return Placements.is_data_move(call) and (method_name(call) != "to" or places.moves_to_accelerator(call))
 
 
 def _is_elif(idx: Index, stmt: cst.If) -> bool:
@@ -128,17 +137,17 @@ def _holds(idx: Index, expr: cst.BaseExpression, part: str) -> bool:
 def items_left_on_host(ctx: FileContext, loop: cst.For) -> list[ForgottenPartUse]:
     """The losses and torch ops of `loop` that meet a model's output with an item of the
     batch (`batch["labels"]`, or a name bound to it) that the loop never moves while it
-    moves other items (`batch["input_ids"].to(device)`, `batch["mask"] = ...`). Nothing when
-    the loop may move the whole batch (`batch.to(device)`, `to_device(batch)`, a local
+    moves other items to a device (`batch["input_ids"].to(device)`; writing an item,
+    `batch["mask"] = ...`, counts as moving it). Nothing when the loop may move the whole batch (`batch.to(device)`, `to_device(batch)`, a local
     helper given it, `{k: v.cuda() for k, v in batch.items()}` bound to the batch's name)
     or writes items by a key it computes (`batch[k] = ...`); lengths stay on the host."""
     target = batch_target(loop)
     if not isinstance(target, cst.Name):
         return []
-    idx, funcs = index(ctx), functions(ctx)
+    idx, funcs, places = index(ctx), functions(ctx), placements(ctx)
     batch = target.value
     moved = _moved_items(idx, funcs, loop, batch)
-    if not moved:
+    if not moved or not any(_moves_to_device(places, call) for call in idx.within(loop.body, cst.Call)):
         return []
     found: list[ForgottenPartUse] = []
     calls = calls_on_raw_batch(idx, loop)
