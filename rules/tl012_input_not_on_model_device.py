@@ -8,10 +8,10 @@ import libcst as cst
 from torchlint.rule import FileContext, Report, Rule
 from torchlint.rules import _analysis as an
 
-# Frameworks and wrappers that place inputs on the model's device themselves:
-# (Distributed)DataParallel with device ids, Accelerate, Lightning/Fabric, DeepSpeed, HF device maps.
+# Frameworks that place inputs on the model's device themselves: Accelerate, Lightning/Fabric,
+# DeepSpeed, HF device maps. (DataParallel and DDP wraps are followed path by path.)
 PLACES_INPUTS = re.compile(
-    r"DataParallel|accelerat|Accelerat|[Ff]abric|lightning|deepspeed|device_map|dispatch_model|"
+    r"accelerat|Accelerat|[Ff]abric|lightning|deepspeed|device_map|dispatch_model|"
     r"set_default_device|set_default_tensor_type|torch_xla"
 )
 
@@ -23,7 +23,8 @@ class InputNotOnModelDevice(Rule):
     then called, in a training or evaluation loop over a data loader, on a batch taken
     straight from the loader that is never moved to a device: no `x.to(device)`,
     `x.cuda()`, `to_device(batch)` or `{k: v.to(device) ...}` anywhere in the loop; or, when the loop moves some parts
-    of the batch, a part it forgets (`labels`) that a loss or a torch op meets with the
+    of the batch, a part it forgets (`labels`, or an item `batch["mask"]` of a dict batch
+    whose other items it moves one by one) that a loss or a torch op meets with the
     model's output (lengths, which stay on the host for CTC and packing, excepted). The batch is followed
     into the local helpers that the loop hands it to (`self.step(batch)`), and a model that a
     factory of this module or another project module moved and returned (`model =
@@ -69,7 +70,13 @@ class InputNotOnModelDevice(Rule):
 
     Not reported: data that a dataset, collate function or the model's own `forward` in the
     same file moves, tensors created on the device, loaders prepared by Accelerate, and
-    `DataParallel` / `DistributedDataParallel` models, which scatter inputs themselves.
+    `DataParallel` / `DistributedDataParallel` models, which scatter inputs themselves:
+    a model that every path wraps, or any model of a file that names such a wrapper but
+    wraps no model it moves (the wrap is another module's). A wrap taken on one branch
+    only (`if torch.cuda.device_count() > 1:`) leaves the other path's bare model on the
+    GPU with the CPU batch, and is reported. Of the branches of one `if`/`elif`/`else`,
+    one that moves part of the batch and leaves a part that a sibling branch moves is
+    reported; separate `if`s that each move a part may all run, and are not.
 
     ## Runtime confirmation
     `torchlint probe` confirms it as TL101 device-mismatch when it runs the script on a
@@ -191,6 +198,50 @@ class InputNotOnModelDevice(Rule):
         for x, y in loader:
             loss = loss_fn(model(x), y)
         """,
+        # every path wraps the moved model (DDP with the process's GPU, or DataParallel)
+        """
+        import torch.nn as nn
+        model = Net()
+        model.cuda()
+        if args.distributed:
+            model = nn.parallel.DistributedDataParallel(model, device_ids=[args.gpu])
+        else:
+            model = nn.DataParallel(model)
+        for x, y in train_loader:
+            loss = loss_fn(model(x), y)
+        """,
+        # a module that only tests for the wrapper: another module may wrap the model
+        """
+        import torch.nn as nn
+        def evaluate(net, loader):
+            for images, labels in loader:
+                if isinstance(net, nn.DataParallel) and len(images) < len(net.device_ids):
+                    continue
+                print(net(images).argmax(1))
+        model = Net().cuda()
+        evaluate(model, val_loader)
+        """,
+        # branches that each move the whole batch to the device they select, a branch that
+        # moves nothing (the CPU path), and moves in separate `if`s that may both run
+        """
+        import torch
+        model = Net().to(device)
+        for images, target in train_loader:
+            if args.gpu is not None:
+                images = images.cuda(args.gpu, non_blocking=True)
+                target = target.cuda(args.gpu, non_blocking=True)
+            elif torch.backends.mps.is_available():
+                images, target = images.to("mps"), target.to("mps")
+            else:
+                images = images.float()
+            loss = criterion(model(images), target)
+        for images, target in val_loader:
+            if args.gpu is not None:
+                images = images.cuda(args.gpu, non_blocking=True)
+            if torch.cuda.is_available():
+                target = target.cuda(args.gpu, non_blocking=True)
+            loss = criterion(model(images), target)
+        """,
         # Accelerate prepares the loader.
         """
         model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
@@ -300,6 +351,19 @@ class InputNotOnModelDevice(Rule):
             outputs = model(images)
             acc = accuracy(outputs.cpu(), labels)
             loss = criterion(outputs, labels.to(device))
+        """,
+        # items of a dict batch, each moved or kept on the host on purpose (a length), or
+        # the whole batch moved
+        """
+        import torch.nn.functional as F
+        model = Net().to(device)
+        for batch in loader:
+            feats = batch["feats"].to(device)
+            log_probs = model(feats)
+            loss = F.ctc_loss(log_probs, batch["targets"].to(device), batch["feat_lens"], batch["target_lens"])
+        for batch in val_loader:
+            batch = {k: v.to(device) for k, v in batch.items()}
+            loss = F.cross_entropy(model(batch["feats"]), batch["labels"])
         """,
         # a tokenizer's output moved to the model's device: the tensor, the `BatchEncoding`
         # copied or in place, a dict of moved tensors; numpy outputs and a model left on the CPU
@@ -586,6 +650,39 @@ class InputNotOnModelDevice(Rule):
         for x, y in loader:
             out = model(x)  # expect: TL012
         """,
+        # The model is wrapped only when there are several GPUs: on one GPU the bare model
+        # gets the CPU batch.
+        """
+        import torch
+        import torch.nn as nn
+        model = Net().cuda()
+        if torch.cuda.device_count() > 1:
+            model = nn.DataParallel(model)
+        for x, y in train_loader:
+            loss = loss_fn(model(x), y)  # expect: TL012
+        """,
+        # Each branch moves a different part of the batch: with `args.gpu` set, the target
+        # stays on the CPU (the other branches move it).
+        """
+        import torch
+        model = Net().cuda(args.gpu)
+        for images, target in train_loader:
+            if args.gpu is not None:
+                images = images.cuda(args.gpu, non_blocking=True)
+            elif torch.backends.mps.is_available():
+                images = images.to("mps")
+                target = target.to("mps")
+            output = model(images)
+            loss = criterion(output, target)  # expect: TL012
+        """,
+        # A dict batch whose items the loop moves one by one, but for the mask.
+        """
+        model = UNet().to(device)
+        for batch in val_loader:
+            images = batch["image"].to(device)
+            outputs = model(images)
+            loss = criterion(outputs, batch["mask"])  # expect: TL012
+        """,
         # The device literal on the model, forward() spelled out.
         """
         model = Net().to("cuda:0")
@@ -599,7 +696,7 @@ class InputNotOnModelDevice(Rule):
         if PLACES_INPUTS.search(ctx.source):
             return
         finder = _Finder(ctx)
-        if not finder.moves or finder.data.moved_by_hooks():
+        if not finder.moves or finder.data.moved_by_hooks() or an.parallel_wraps(ctx).out_of_sight():
             return
         for loop in finder.idx.nodes(cst.For):
             found = finder.unmoved_call(loop)
@@ -612,6 +709,11 @@ class InputNotOnModelDevice(Rule):
             if forgotten is not None:
                 call, move, part, output = forgotten
                 yield self.report(call, finder.forgotten_message(call, move, part, output, source))
+                continue
+            left = finder.part_left_by_branch(loop)
+            if left is not None:
+                call, move, branch, meets = left
+                yield self.report(call, finder.branch_message(call, move, branch, meets, source))
         for sample in an.dataset_samples(ctx):
             found = finder.unmoved_sample_call(sample)
             if found is not None:
@@ -654,11 +756,31 @@ class _Finder:
         part of the batch that the loop forgot to move, while it moves the others."""
         if self.data.loader(loop.iter) is None or self.data.iterable_prepared(loop):
             return None
-        for use in an.forgotten_part_uses(self.ctx, loop):
+        for use in [*an.forgotten_part_uses(self.ctx, loop), *an.items_left_on_host(self.ctx, loop)]:
             move = self.models.before(use.output, loop)
             if move is not None:
                 return use.call, move, use.part, use.output
         return None
+
+    def part_left_by_branch(
+        self, loop: cst.For
+    ) -> tuple[cst.Call, cst.Call, an.PartLeftByBranch, cst.Call | None] | None:
+        """The first call, on the path through a branch that moves some of the batch, that
+        meets a part of it that only a sibling branch moves: passed to a moved model, or met
+        with its output (the model call, last) in a loss or torch op. With the model's move."""
+        if self.data.loader(loop.iter) is None or self.data.iterable_prepared(loop):
+            return None
+        found: list[tuple[cst.Call, cst.Call, an.PartLeftByBranch, cst.Call | None]] = []
+        for left in an.parts_left_by_branches(self.ctx, loop):
+            fed = self.models.first_fed(left.calls, loop)
+            if fed is not None:
+                found.append((fed[0], fed[1], left, None))
+            for use in an.part_uses_with_output(self.ctx, loop, left.calls, {left.part}):
+                move = self.models.before(use.output, loop)
+                if move is not None:
+                    found.append((use.call, move, left, use.output))
+                    break
+        return min(found, key=lambda item: self.idx.order(item[0])) if found else None
 
     def unmoved_sample_call(self, sample: an.DatasetSample) -> tuple[cst.Call, cst.Call, list[str]] | None:
         """A moved model called on a dataset sample that nothing moved (`model(ds[0][0])`)."""
@@ -702,6 +824,23 @@ class _Finder:
             f"e.g. `{fix}`"
         )
 
+    def branch_message(
+        self, call: cst.Call, move: cst.Call, left: an.PartLeftByBranch, output: cst.Call | None, source: cst.BaseExpression
+    ) -> str:
+        code = self.ctx.module.code_for_node
+        if output is None:
+            model = code(an.model_call(call) or call.func)
+            meets = f"`{model}`, moved to {_move_fix(code, move, left.part)[0]} (`{code(move)}`), gets it"
+        else:
+            model = code(an.called_module(output) or output.func)
+            meets = f"`{code(call.func)}(...)` meets it with the output of `{model}`, moved (`{code(move)}`)"
+        return (
+            f"`{left.part}` comes from `{code(source)}` and only other branches move it "
+            f"(`{code(left.moved_by)}`): `{_branch_header(code, self.idx, left)}` moves `{left.moved}` "
+            f"but leaves `{left.part}` on the host, so on that path {meets} and fails with a device "
+            f"mismatch; move it on every branch, e.g. `{left.part} = {_move_fix(code, move, left.part)[1]}`"
+        )
+
     def discarded_message(self, call: cst.Call, move: cst.Call, moved: an.DiscardedMove) -> str:
         code = self.ctx.module.code_for_node
         model = code(an.model_call(call) or call.func)
@@ -729,10 +868,16 @@ class _Finder:
                 f"and `.cuda()` return a new tensor): the forward pass fails with a device mismatch; "
                 f"assign it, e.g. `{data} = {fix}`"
             )
+        wraps = an.parallel_wraps(self.ctx).wraps_of(move)
+        unwrapped = (
+            f" (`{code(wraps[0])}`, which would place it, runs only on some paths: on the others the bare model gets it)"
+            if wraps
+            else ""
+        )
         return (
             f"`{model}` is moved to {where} (`{code(move)}`) but its input `{data}` comes from "
-            f"`{loader}` and is never moved: the forward pass fails with a device mismatch; move "
-            f"{moved} first, e.g. `{fix}`"
+            f"`{loader}` and is never moved{unwrapped}: the forward pass fails with a device "
+            f"mismatch; move {moved} first, e.g. `{fix}`"
         )
 
 
@@ -746,3 +891,12 @@ def _move_fix(code: Callable[[cst.CSTNode], str], move: cst.Call, data: str) -> 
         return f"a device by `{code(move.func)}()`", f"{data}.to(device)"
     device = code(device_arg.value)
     return f"`{device}`", f"{data}.to({device})"
+
+
+def _branch_header(code: Callable[[cst.CSTNode], str], idx: an.Index, left: an.PartLeftByBranch) -> str:
+    """`if args.gpu is not None:`, `elif ...:` or `else:` for the block of the chain."""
+    owner = idx.parent(left.branch)
+    if isinstance(owner, cst.If):
+        keyword = "if" if owner is left.chain else "elif"
+        return f"{keyword} {code(owner.test)}:"
+    return "else:"

@@ -323,3 +323,81 @@ class TestTheTensorMeetsItself:
             """
         )
         assert finder.reaches_device(cpu) is reaches
+
+
+def wraps_of(source: str) -> tuple[an.ParallelWraps, FileContext]:
+    text = textwrap.dedent(source)
+    ctx = FileContext("train.py", text, cst.parse_module(text))
+    return an.parallel_wraps(ctx), ctx
+
+
+def move_of(ctx: FileContext, spelled: str) -> cst.Call:
+    return next(c for c in an.index(ctx).nodes(cst.Call) if ctx.module.code_for_node(c) == spelled)
+
+
+class TestParallelWraps:
+    """Whether every path through a model's move also wraps the model in a wrapper that puts
+    its inputs on its devices."""
+
+    @pytest.mark.parametrize(
+        ("setup", "wrapped"),
+        [
+            ("model = nn.DataParallel(Net()).cuda()", True),
+            ("model = Net().cuda()\nmodel = nn.DataParallel(model)", True),
+            ("model = Net().cuda()\nmodel = DDP(model, device_ids=[gpu])", True),
+            ("model = Net().cuda()\nif torch.cuda.device_count() > 1:\n    model = nn.DataParallel(model)", False),
+            ("model = Net().cuda()\nif args.distributed:\n    model = DDP(model)\nelif n > 1:\n    model = nn.DataParallel(model)", False),
+            ("model = Net().cuda()\nif args.distributed:\n    model = DDP(model)\nelse:\n    model = nn.DataParallel(model)", True),
+            ("model = Net().cuda()\nmodel = DDP(model) if args.distributed else model", False),
+            ("model = Net().cuda()\nother = nn.DataParallel(net)", False),
+        ],
+    )
+    def test_the_wrap_on_every_path_through_the_move(self, setup: str, wrapped: bool) -> None:
+        wraps, ctx = wraps_of(setup + "\n")
+        (move,) = an.placements(ctx).models["model"]
+        assert wraps.always_wrapped(move) is wrapped
+
+    def test_a_move_and_its_wrap_on_the_same_branch(self) -> None:
+        wraps, ctx = wraps_of(
+            """
+            if args.gpu is not None:
+                model = model.cuda(args.gpu)
+            elif args.distributed:
+                model.cuda()
+                model = DDP(model)
+            else:
+                model = nn.DataParallel(model).cuda()
+            """
+        )
+        assert not wraps.always_wrapped(move_of(ctx, "model.cuda(args.gpu)"))
+        assert wraps.always_wrapped(move_of(ctx, "model.cuda()"))
+        assert wraps.always_wrapped(move_of(ctx, "nn.DataParallel(model).cuda()"))
+
+    @pytest.mark.parametrize(
+        ("source", "out_of_sight"),
+        [
+            ("model = Net().cuda()\n", False),
+            ("model = Net().cuda()\nif isinstance(model, nn.DataParallel):\n    model = model.module\n", True),
+            ("from torch.nn import DataParallel\nmodel = Net().cuda()\n", True),
+            ("model = Net().cuda()\nif n > 1:\n    model = nn.DataParallel(model)\n", False),
+            ("model = Net().cuda()\nnet = nn.DataParallel(build())\n", True),
+        ],
+    )
+    def test_a_wrapper_named_but_no_wrap_of_a_moved_model(self, source: str, out_of_sight: bool) -> None:
+        wraps, _ = wraps_of(source)
+        assert wraps.out_of_sight() is out_of_sight
+
+    def test_the_wraps_a_path_through_the_move_may_take(self) -> None:
+        wraps, ctx = wraps_of(
+            """
+            if args.gpu is not None:
+                model = model.cuda(args.gpu)
+            else:
+                model.cuda()
+                if n > 1:
+                    model = nn.DataParallel(model)
+            """
+        )
+        assert wraps.wraps_of(move_of(ctx, "model.cuda(args.gpu)")) == []
+        assert [ctx.module.code_for_node(w) for w in wraps.wraps_of(move_of(ctx, "model.cuda()"))] == ["nn.DataParallel(model)"]
+        assert not wraps.always_wrapped(move_of(ctx, "model.cuda()"))

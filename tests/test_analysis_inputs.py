@@ -79,6 +79,26 @@ class TestModelMoves:
         )
         assert an.model_moves(ctx).before(call(ctx, "net(x)"), call(ctx, "net(x)")) is None
 
+    def test_a_move_that_every_path_wraps_in_data_parallel_feeds_no_host_data(self) -> None:
+        ctx = context(
+            """
+            import torch.nn as nn
+            def train(net, x):
+                return net(x)
+            if args.gpu is None:
+                model = nn.DataParallel(model).cuda()
+            else:
+                model = model.cuda(args.gpu)
+            train(model, batch)
+            wrapped = nn.DataParallel(Net()).cuda()
+            wrapped(batch)
+            """
+        )
+        moves = an.model_moves(ctx)
+        unwrapped = moves.before(call(ctx, "net(x)"), call(ctx, "net(x)"))
+        assert unwrapped is not None and code(ctx, unwrapped) == "model.cuda(args.gpu)"
+        assert moves.before(call(ctx, "wrapped(batch)"), call(ctx, "wrapped(batch)")) is None
+
 
 class TestTokenizerOutputs:
     @pytest.mark.parametrize(

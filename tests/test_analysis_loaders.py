@@ -93,6 +93,44 @@ class TestRawBatch:
         ]
         assert len(an.calls_on_raw_batch(an.index(ctx), loop)) == 2
 
+    def test_calls_on_raw_data_outside_the_branches_skipped(self) -> None:
+        ctx = context(
+            """
+            for x, y in loader:
+                if gpu:
+                    x = x.cuda()
+                else:
+                    y = y.cuda()
+                loss = criterion(model(x), y)
+            """
+        )
+        idx = an.index(ctx)
+        (loop,) = idx.nodes(cst.For)
+        (branch,) = idx.nodes(cst.If)
+        calls = an.calls_on_raw_data(idx, loop.body, {"x", "y"}, idx.scope(loop), skipping=(branch.body,))
+        found = [(code(ctx, call), [code(ctx, e) for e in inputs]) for call, inputs in calls]
+        assert found == [("model(x)", ["x"])]
+        calls = an.calls_on_raw_data(idx, loop.body, {"x", "y"}, idx.scope(loop))
+        assert [code(ctx, call) for call, _ in calls] == []
+
+    def test_parts_moved_by_calls(self) -> None:
+        ctx = context(
+            """
+            def helper(t):
+                return t
+            x, y = x.cuda(), to_device(y)
+            helper(z)
+            print(w)
+            """
+        )
+        idx = an.index(ctx)
+        moved = an.parts_moved_by(idx, an.functions(ctx), idx.nodes(cst.Call), {"x", "y", "z", "w"})
+        assert {part: code(ctx, call) for part, call in moved.items()} == {
+            "x": "x.cuda()",
+            "y": "to_device(y)",
+            "z": "helper(z)",
+        }
+
     @pytest.mark.parametrize(
         ("body", "forgotten"),
         [
@@ -343,3 +381,21 @@ class TestUnmovedBatch:
         helper_batch = data.unmoved_batch(helper)
         assert helper_batch is not None and [code(ctx, c) for c, _ in helper_batch.calls] == ["step(x, y)"]
         assert data.unmoved_batch(plain) is None
+
+    def test_a_collate_function_bound_to_a_name_from_elsewhere_may_move_the_batch(self) -> None:
+        ctx = context(
+            """
+            collate = None
+            if mixup:
+                collate = FastCollateMixup(alpha)
+            padded = DataCollatorWithPadding(tokenizer)
+            for x, y in DataLoader(ds, collate_fn=collate):
+                model(x)
+            for x, y in DataLoader(ds, collate_fn=padded):
+                model(x)
+            """
+        )
+        data = an.loader_data(ctx)
+        mixed, padding = an.index(ctx).nodes(cst.For)
+        assert data.iterable_prepared(mixed)
+        assert not data.iterable_prepared(padding)

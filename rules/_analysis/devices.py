@@ -29,9 +29,9 @@ from torchlint.rules._analysis.calls import (
     receiver,
 )
 from torchlint.rules._analysis.dataflow import assigned_values, bindings, target_names
-from torchlint.rules._analysis.flow import in_exclusive_branches
+from torchlint.rules._analysis.flow import chain_blocks, in_exclusive_branches
 from torchlint.rules._analysis.index import children, Index, index
-from torchlint.rules._analysis.modes import model_key
+from torchlint.rules._analysis.modes import model_key, strip_self_returning
 from torchlint.rules._analysis.networks import networks
 from torchlint.rules._analysis.names import calls_to, dotted, Imports, imports, last_name, mentions, string_text
 from torchlint.rules._analysis.vocabulary import DEVICE_WORDS, RANK_WORDS, name_says_model_run, name_tokens, says_host
@@ -1032,6 +1032,98 @@ class Placements:
 
 def placements(ctx: FileContext) -> Placements:
     return ctx.analysis(Placements)
+
+
+# -- wrappers that put a model's inputs on its devices -------------------------------------
+
+# `DataParallel` scatters its inputs over its device ids, `DistributedDataParallel` (with
+# device ids) and FSDP move them to the module's device: called through such a wrapper, a
+# model on the GPU takes CPU batches.
+INPUT_PLACING_WRAPPERS = frozenset(
+    {"DataParallel", "DistributedDataParallel", "FullyShardedDataParallel", "DDP", "FSDP"}
+)
+DATA_PARALLEL_TEXT = re.compile(r"DataParallel")
+
+
+class ParallelWraps:
+    """The calls that wrap a module's models in an input-placing wrapper (`model =
+    nn.DataParallel(model)`, `DDP(model, device_ids=[gpu])`), and, for each move of a model
+    to the GPU, whether every path through it goes through such a wrap: a wrap only taken
+    on one branch (`if torch.cuda.device_count() > 1:`, `if args.distributed:`) leaves the
+    other paths running the bare model on whatever the loop gives it."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.idx = index(ctx)
+        self.placements = placements(ctx)
+        imps = imports(ctx)
+        self.calls = [
+            call
+            for call in self.idx.nodes(cst.Call)
+            if {last_name(call.func), (imps.callee(call) or "").rpartition(".")[2]} & INPUT_PLACING_WRAPPERS
+        ]
+        self.mentioned = bool(self.calls) or bool(DATA_PARALLEL_TEXT.search(ctx.source))
+        # Move (by id) -> the model names it moves.
+        self._moved: dict[int, set[str]] = {}
+        for key, moves in self.placements.models.items():
+            for move in moves:
+                self._moved.setdefault(id(move), set()).add(key)
+
+    def out_of_sight(self) -> bool:
+        """The module names such a wrapper but shows no wrap of a model it moves: a wrapper
+        only imported or tested for (`isinstance(model, DataParallel)`), or a wrap of a model
+        that another module moves, which may be the model that the module runs."""
+        if not self.mentioned:
+            return False
+        moves = [move for moves in self.placements.models.values() for move in moves]
+        return not self.calls or any(not any(self._covers(wrap, move) for move in moves) for wrap in self.calls)
+
+    def always_wrapped(self, move: cst.Call) -> bool:
+        """Every path through `move` also wraps the model it moves: a wrap of that model
+        outside any branch that leaves the move out, or one on each branch of such an
+        `if`/`elif`/`else` (not on a branch that excludes the move's)."""
+        covering = self.wraps_of(move)
+        return any(self._on_every_path(wrap, move, covering) for wrap in covering)
+
+    def wraps_of(self, move: cst.Call) -> list[cst.Call]:
+        """The wraps of the model that `move` moves that a path through the move may take."""
+        return [wrap for wrap in self.calls if self._covers(wrap, move) and not in_exclusive_branches(self.idx, wrap, move)]
+
+    def _covers(self, wrap: cst.Call, move: cst.Call) -> bool:
+        """`wrap` wraps the model that `move` moves: it holds the move or the move holds it
+        (`nn.DataParallel(model).cuda()`), or it wraps, or is bound to, a name that `move` moves."""
+        if self.idx.contains(wrap, move) or self.idx.contains(move, wrap):
+            return True
+        return bool(self._wrapped_names(wrap) & self._moved.get(id(move), set()))
+
+    def _wrapped_names(self, wrap: cst.Call) -> set[str]:
+        names: set[str] = set()
+        given = keyword(wrap, "module") or next(iter(positional(wrap)), None)
+        if given is not None and (key := model_key(strip_self_returning(given.value))):
+            names.add(key)
+        top: cst.CSTNode = wrap
+        parent = self.idx.parent(top)
+        while isinstance(parent, (cst.Attribute, cst.Call, cst.Arg)):
+            top, parent = parent, self.idx.parent(parent)
+        if isinstance(parent, cst.Assign) and parent.value is top:
+            names.update(k for target in parent.targets if (k := model_key(target.target)))
+        return names
+
+    def _on_every_path(self, wrap: cst.Call, move: cst.Call, covering: list[cst.Call]) -> bool:
+        scope = self.idx.scope(wrap)
+        for ancestor in self.idx.ancestors(wrap):
+            if ancestor is scope:
+                return True
+            if isinstance(ancestor, cst.IfExp) and not self.idx.contains(ancestor, move):
+                return False
+            if isinstance(ancestor, cst.If) and not self.idx.contains(ancestor, move):
+                blocks = chain_blocks(ancestor)
+                if not all(block is not None and any(self.idx.contains(block, w) for w in covering) for block in blocks):
+                    return False
+        return True
+
+
+def parallel_wraps(ctx: FileContext) -> ParallelWraps:
+    return ctx.analysis(ParallelWraps)
 
 
 # -- process groups and each process's GPU ----------------------------------------------

@@ -360,6 +360,18 @@ def in_exclusive_branches(idx: Index, a: cst.CSTNode, b: cst.CSTNode) -> bool:
     return False
 
 
+def chain_blocks(stmt: cst.If) -> list[cst.BaseSuite | None]:
+    """The blocks of an `if`/`elif`/`else` chain, one of which a run takes: None stands for
+    a missing `else`."""
+    blocks: list[cst.BaseSuite | None] = [stmt.body]
+    orelse = stmt.orelse
+    while isinstance(orelse, cst.If):
+        blocks.append(orelse.body)
+        orelse = orelse.orelse
+    blocks.append(orelse.body if orelse is not None else None)
+    return blocks
+
+
 def _if_sides(idx: Index, node: cst.CSTNode) -> list[tuple[cst.If | cst.IfExp, str]]:
     """The `if`s of the enclosing function around `node`, with the branch it sits in."""
     found: list[tuple[cst.If | cst.IfExp, str]] = []

@@ -23,7 +23,7 @@ from torchlint.rules._analysis.calls import (
     receiver,
 )
 from torchlint.rules._analysis.dataflow import bindings, target_names
-from torchlint.rules._analysis.devices import placements
+from torchlint.rules._analysis.devices import parallel_wraps, placements
 from torchlint.rules._analysis.index import Index, index
 from torchlint.rules._analysis.loaders import STAYS_PUT, TENSORS_FROM_DATA, calls_on_raw_data, move_statement
 from torchlint.rules._analysis.modes import model_key
@@ -59,13 +59,15 @@ class ModelMoves:
         self.idx = index(ctx)
         self.funcs = functions(ctx)
         self.placements = placements(ctx)
+        self.wraps = parallel_wraps(ctx)
 
     def before(self, call: cst.Call, start: cst.CSTNode) -> cst.Call | None:
         """The move of the model that `call` runs, made before the data at `start` (a loop
         over a loader, a sample, a tokenizer's output) reaches it: a move in another scope
         (`__init__`), one earlier in the same scope, or the move of the model that a call
         site passes in when the model is a parameter of the scope. None for a call of a local
-        function, and where the model was built again since the move."""
+        function, where the model was built again since the move, and for a move that every
+        path wraps in `DataParallel` or DDP, which put the inputs where the model is."""
         func = model_call(call)
         key = model_key(func)
         if func is None or key is None or self.funcs.resolve(call):
@@ -74,7 +76,7 @@ class ModelMoves:
         if isinstance(func, cst.Name) and isinstance(home, cst.FunctionDef) and func.value in parameter_names(home):
             return self.passed_in(home, func.value)
         for move in self.placements.models.get(key, ()):
-            if self.placements.rebuilt_since(move, func):
+            if self.placements.rebuilt_since(move, func) or self.wraps.always_wrapped(move):
                 continue
             if self.idx.scope(move) is not home or self.idx.order(move) < self.idx.order(start):
                 return move
@@ -94,12 +96,14 @@ class ModelMoves:
         return None
 
     def passed_in(self, func: cst.FunctionDef, param: str) -> cst.Call | None:
-        """The move of a model that a call site of `func` passes as `param`."""
+        """The move of a model that a call site of `func` passes as `param` (one that some path
+        leaves unwrapped)."""
         for site in self.funcs.call_sites(func):
             bound = bind_arguments(self.funcs, func, site).get(param)
             key = model_key(bound) if bound is not None else None
-            if key and key in self.placements.models:
-                return self.placements.models[key][0]
+            unwrapped = [move for move in self.placements.models.get(key or "", ()) if not self.wraps.always_wrapped(move)]
+            if unwrapped:
+                return unwrapped[0]
         return None
 
 

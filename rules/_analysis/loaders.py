@@ -13,6 +13,7 @@ pass.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
 
 import libcst as cst
 
@@ -159,7 +160,7 @@ class LoaderData:
             if self.funcs.by_name.get(name) or KNOWN_COLLATORS.search(name):
                 continue
             if isinstance(value, cst.Name) and any(isinstance(v, cst.Call) for v in self.assigned.get(name, [])):
-                if all(KNOWN_COLLATORS.search(callee_name(v) or "") for v in self.assigned.get(name, [])):  # type: ignore[arg-type]
+                if all(isinstance(v, cst.Call) and KNOWN_COLLATORS.search(callee_name(v) or "") for v in self.assigned.get(name, [])):
                     continue
             return True
         return False
@@ -271,14 +272,19 @@ def calls_on_raw_data(
     funcs: Functions | None = None,
     depth: int = 0,
     moved_in_place: frozenset[str] = frozenset(),
+    skipping: tuple[cst.CSTNode, ...] = (),
 ) -> list[tuple[cst.Call, list[cst.BaseExpression]]]:
-    """The calls in `within` (in `scope` itself, after source order `after`) with the
-    arguments that still hold the data that the names `raw` hold at the start; with `funcs`,
-    followed into the one local function that such a call runs. The names `moved_in_place`
-    hold objects whose `.to(device)` moves them in place (a `BatchEncoding`), not a copy."""
+    """The calls in `within` (in `scope` itself, after source order `after`, outside the
+    blocks `skipping`: the branches that one path does not take) with the arguments that
+    still hold the data that the names `raw` hold at the start; with `funcs`, followed into
+    the one local function that such a call runs. The names `moved_in_place` hold objects
+    whose `.to(device)` moves them in place (a `BatchEncoding`), not a copy."""
     raw = set(raw)
     events: list[cst.Assign | cst.Call] = [*idx.within(within, cst.Assign), *idx.within(within, cst.Call)]
-    events = sorted((node for node in events if idx.order(node) > after), key=idx.order)
+    events = sorted(
+        (node for node in events if idx.order(node) > after and not any(idx.contains(b, node) for b in skipping)),
+        key=idx.order,
+    )
     found: list[tuple[cst.Call, list[cst.BaseExpression]]] = []
     for node in events:
         if idx.scope(node) is not scope:
@@ -445,12 +451,20 @@ def forgotten_batch_parts(idx: Index, funcs: Functions, loop: cst.For) -> set[st
     if not isinstance(target, (cst.Tuple, cst.List)):
         return set()
     parts = {name.value for name in target_names(target)}
-    moved: set[str] = set()
-    for call in idx.within(loop.body, cst.Call):
+    moved = parts_moved_by(idx, funcs, idx.within(loop.body, cst.Call), parts)
+    return {name for name in parts - moved.keys() if not says_length(name)} if moved else set()
+
+
+def parts_moved_by(idx: Index, funcs: Functions, calls: Iterable[cst.Call], parts: set[str]) -> dict[str, cst.Call]:
+    """The names of `parts` that `calls` may move, each with the first call that may: one
+    that may move data, or a local helper's call, that mentions it."""
+    moved: dict[str, cst.Call] = {}
+    for call in calls:
         mentioned = {n.value for n in idx.within(call, cst.Name)} & parts
         if mentioned and (Placements.is_data_move(call) or funcs.resolve(call)):
-            moved |= mentioned
-    return {name for name in parts - moved if not says_length(name)} if moved else set()
+            for name in mentioned:
+                moved.setdefault(name, call)
+    return moved
 
 
 @dataclass(frozen=True)
@@ -467,16 +481,25 @@ def forgotten_part_uses(ctx: FileContext, loop: cst.For) -> list[ForgottenPartUs
     """The uses of `forgotten_batch_parts` in the loop's losses and torch ops (a helper may
     take paths or indices), with a model's output: `model(x)`, or the name the loop bound
     to it (`outputs = model(x)`)."""
-    idx, funcs, imps = index(ctx), functions(ctx), imports(ctx)
+    idx, funcs = index(ctx), functions(ctx)
     forgotten = forgotten_batch_parts(idx, funcs, loop)
+    return part_uses_with_output(ctx, loop, calls_on_raw_batch(idx, loop), forgotten) if forgotten else []
+
+
+def part_uses_with_output(
+    ctx: FileContext, loop: cst.For, calls: list[tuple[cst.Call, list[cst.BaseExpression]]], parts: set[str]
+) -> list[ForgottenPartUse]:
+    """Of `calls` in `loop` (each with its arguments that hold raw batch data), the losses
+    and torch ops that meet one of the batch's `parts` with a model's output."""
+    idx, imps = index(ctx), imports(ctx)
     found: list[ForgottenPartUse] = []
-    for call, inputs in calls_on_raw_batch(idx, loop) if forgotten else ():
+    for call, inputs in calls:
         if not is_loss_call(imps, call) and not (imps.callee(call) or "").startswith("torch."):
             continue
-        parts = [e for e in inputs if forgotten & {n.value for n in idx.within(e, cst.Name)}]
+        held = [e for e in inputs if parts & {n.value for n in idx.within(e, cst.Name)}]
         outputs = [out for arg in call.args if (out := _model_output(idx, loop, arg.value)) is not None]
-        if parts and outputs:
-            found.append(ForgottenPartUse(call, parts[0], outputs[0]))
+        if held and outputs:
+            found.append(ForgottenPartUse(call, held[0], outputs[0]))
     return found
 
 
