@@ -137,6 +137,23 @@ def test_no_caller_in_sight_needs_the_function_to_force_train_mode() -> None:
     assert [s[-1] for s in forced] == [True] and [s[-1] for s in left_alone] == [False]
 
 
+def test_the_forward_is_of_something_known_as_a_network() -> None:
+    found = steps(
+        """
+        def run(batch, phase):
+            tokens = tokenize(batch)
+            loss = criterion(encoder(tokens), batch.y)
+            if phase == "train":
+                loss.backward()
+                opt.step()
+        for phase in ["train", "val"]:
+            run(batch, phase)
+        """
+    )
+    # Not `tokenize(batch)`: nothing switches its mode and its name is no network's.
+    assert [s[2] for s in found] == ["encoder(tokens)"]
+
+
 def test_tests_that_are_not_training_phases() -> None:
     found = steps(
         """

@@ -22,7 +22,7 @@ from torchlint.rules._analysis.index import Index, index
 from torchlint.rules._analysis.modes import mode_calls, model_key
 from torchlint.rules._analysis.names import dotted, imports
 from torchlint.rules._analysis.networks import looks_like_model
-from torchlint.rules._analysis.vocabulary import name_tokens
+from torchlint.rules._analysis.vocabulary import name_says_model_run, name_tokens
 
 # Phase values that train, and parameter words that name a phase or a training flag.
 TRAINING_PHASES = frozenset({"train", "training", "fit"})
@@ -52,6 +52,7 @@ def _build_phase_steps(ctx: FileContext) -> list[PhaseStep]:
     idx = index(ctx)
     funcs = functions(ctx)
     imps = imports(ctx)
+    switched = {model_key(m.target) for m in mode_calls(ctx)}
     found: list[PhaseStep] = []
     for func in funcs.all:
         params = parameter_names(func)
@@ -74,6 +75,8 @@ def _build_phase_steps(ctx: FileContext) -> list[PhaseStep]:
                 continue
             if funcs.resolve(call) or imps.is_imported(model):  # type: ignore[arg-type]
                 continue  # a helper or a library function, not a network
+            if key not in switched and not name_says_model_run(key):
+                continue  # nothing says it is a network: no mode switch, no network's name
             if any(idx.contains(stmt, call) for stmt in training_tests):
                 continue
             found.append(PhaseStep(func, param, call, model, _other_phase(idx, funcs, func, param)))  # type: ignore[arg-type]
