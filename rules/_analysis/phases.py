@@ -70,16 +70,18 @@ def _build_phase_steps(ctx: FileContext) -> list[PhaseStep]:
         assert param is not None
         for call in idx.within(func, cst.Call):
             model = called_module(call)
-            key = model_key(model) if model is not None else None
-            if key is None or not looks_like_model(key) or idx.scope(call) is not func:
+            if model is None or idx.scope(call) is not func:
                 continue
-            if funcs.resolve(call) or imps.is_imported(model):  # type: ignore[arg-type]
+            key = model_key(model)
+            if key is None or not looks_like_model(key):
+                continue
+            if funcs.resolve(call) or imps.is_imported(model):
                 continue  # a helper or a library function, not a network
             if key not in switched and not name_says_model_run(key):
                 continue  # nothing says it is a network: no mode switch, no network's name
             if any(idx.contains(stmt, call) for stmt in training_tests):
                 continue
-            found.append(PhaseStep(func, param, call, model, _other_phase(idx, funcs, func, param)))  # type: ignore[arg-type]
+            found.append(PhaseStep(func, param, call, model, _other_phase(idx, funcs, func, param)))
             break
     return found
 
