@@ -547,20 +547,16 @@ class ZeroGradBeforeStep(Rule):
                         yield self._report_between_passes(ctx, clear.node, step)
         if an.uses_framework_accumulation(ctx):
             return
-        loops: list[cst.For | cst.While] = [*idx.nodes(cst.For), *idx.nodes(cst.While)]
-        for loop in loops:
-            events = flow.events(loop.body, [*train.backward, *train.steps])
-            for acc in an.accumulations(idx, an.imports(ctx), train, events, loop):
-                step = next(e for e in events if e.node is acc.step)
-                period = an.every_n(idx, loop, step)
-                if period is None or period.guard is None:
-                    continue  # micro-steps in a loop of their own, or steps after `if ...: continue`
-                for clear in flow.events(loop.body, train.clears):
-                    if id(clear.node) in reported or not an.runs_every_iteration_of(idx, loop, clear):
-                        continue
-                    if optimizers.clears_what_step_applies(clear.node, acc.step):
-                        reported.add(id(clear.node))
-                        yield self._report_every_iteration(ctx, clear.node, acc)
+        for found in an.loop_accumulations(ctx):
+            period = an.every_n(idx, found.loop, found.step)
+            if period is None or period.guard is None:
+                continue  # micro-steps in a loop of their own, or steps after `if ...: continue`
+            for clear in flow.events(found.loop.body, train.clears):
+                if id(clear.node) in reported or not an.runs_every_iteration_of(idx, found.loop, clear):
+                    continue
+                if optimizers.clears_what_step_applies(clear.node, found.accumulation.step):
+                    reported.add(id(clear.node))
+                    yield self._report_every_iteration(ctx, clear.node, found.accumulation)
 
     def _clears_before(
         self, flow: an.Flow, optimizers: an.OptimizedParameters, kinds: dict[int, str], before: list[an.Event], step: an.Event

@@ -383,19 +383,15 @@ class UnscaledAccumulationLoss(Rule):
         if not train.steps or not train.backward or an.uses_framework_accumulation(ctx):
             return
         idx = an.index(ctx)
-        flow = an.flow(ctx)
         funcs = an.functions(ctx)
         divisors = an.loss_divisors(idx)
         reported: set[int] = set()
-        loops: list[cst.For | cst.While] = [*idx.nodes(cst.For), *idx.nodes(cst.While)]
-        interesting = [*train.backward, *train.steps]
-        for loop in loops:
-            events = flow.events(loop.body, interesting)
-            for acc in an.accumulations(idx, an.imports(ctx), train, events, loop):
-                if id(acc.backward) in reported or an.divides_loss(ctx, idx, funcs, acc, divisors):
-                    continue
-                reported.add(id(acc.backward))
-                yield self._report(ctx, acc)
+        for found in an.loop_accumulations(ctx):
+            acc = found.accumulation
+            if id(acc.backward) in reported or an.divides_loss(ctx, idx, funcs, acc, divisors):
+                continue
+            reported.add(id(acc.backward))
+            yield self._report(ctx, acc)
 
     def _report(self, ctx: FileContext, acc: an.Accumulation) -> Report:
         code = ctx.module.code_for_node

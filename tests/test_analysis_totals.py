@@ -225,6 +225,7 @@ def test_a_per_step_methods_totals_are_those_kept_on_its_object() -> None:
                 local += loss
                 self.total += loss
                 self.sums["loss"] += loss * x.size(0)
+                self.sums["kl"] = self.sums["kl"] + kl
                 self.history.append(loss)
                 with_items += loss.item()
             def fit(self, loader):
@@ -234,4 +235,9 @@ def test_a_per_step_methods_totals_are_those_kept_on_its_object() -> None:
     )
     (method,) = an.per_step_methods(ctx)
     found = [(code(ctx, t.accumulator), code(ctx, t.value)) for t in an.running_totals(ctx, method)]
-    assert found == [("self.total", "loss"), ('self.sums["loss"]', "loss"), ("self.history", "loss")]
+    assert found == [
+        ("self.total", "loss"),
+        ('self.sums["loss"]', "loss"),
+        ('self.sums["kl"]', "kl"),
+        ("self.history", "loss"),
+    ]

@@ -258,6 +258,8 @@ from torchlint.rules._analysis.graphs import (
 from torchlint.rules._analysis.accumulation import (
     Accumulation as Accumulation,
     accumulations as accumulations,
+    LoopAccumulation as LoopAccumulation,
+    loop_accumulations as loop_accumulations,
     clears_between_passes as clears_between_passes,
     divides_loss as divides_loss,
     every_n as every_n,

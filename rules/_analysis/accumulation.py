@@ -17,10 +17,10 @@ import libcst as cst
 from torchlint.rule import FileContext
 from torchlint.rules._analysis.callgraph import Functions
 from torchlint.rules._analysis.calls import callee_name
-from torchlint.rules._analysis.flow import Event
-from torchlint.rules._analysis.index import children, Index
+from torchlint.rules._analysis.flow import Event, flow
+from torchlint.rules._analysis.index import children, Index, index
 from torchlint.rules._analysis.names import dotted, imports, Imports, last_name
-from torchlint.rules._analysis.training import backpropagated, Training
+from torchlint.rules._analysis.training import backpropagated, Training, training
 from torchlint.rules._analysis.vocabulary import ACCUMULATION_WORDS, name_says_optimizer, name_tokens, says_gradient_scaling
 
 
@@ -69,6 +69,34 @@ def unheld_clears(idx: Index, train: Training) -> list[UnheldClear]:
             ):
                 continue
             found.append(UnheldClear(clear, block))
+    return found
+
+
+@dataclass(frozen=True)
+class LoopAccumulation:
+    """An accumulation in `loop`, with the step's event there."""
+
+    loop: cst.For | cst.While
+    accumulation: Accumulation
+    step: Event
+
+
+def loop_accumulations(ctx: FileContext) -> list[LoopAccumulation]:
+    """Every accumulation of the module, loop by loop (`accumulations` over each loop's
+    backward passes and steps)."""
+    return ctx.analysis(_build_loop_accumulations)
+
+
+def _build_loop_accumulations(ctx: FileContext) -> list[LoopAccumulation]:
+    idx, imps, train, events_of = index(ctx), imports(ctx), training(ctx), flow(ctx).events
+    found: list[LoopAccumulation] = []
+    if not (train.steps and train.backward):
+        return found
+    loops: list[cst.For | cst.While] = [*idx.nodes(cst.For), *idx.nodes(cst.While)]
+    for loop in loops:
+        events = events_of(loop.body, [*train.backward, *train.steps])
+        for acc in accumulations(idx, imps, train, events, loop):
+            found.append(LoopAccumulation(loop, acc, next(e for e in events if e.node is acc.step)))
     return found
 
 

@@ -452,14 +452,7 @@ def _tested_presence(test: cst.BaseExpression, branch: bool) -> tuple[str, bool]
 def _argument_present(funcs: Functions, func: cst.FunctionDef, call: cst.Call, name: str) -> bool | None:
     """Whether parameter `name` is not None when `call` runs `func`: known for a literal
     argument or a literal default; None when unknown."""
-    bound = bind_arguments(funcs, func, call)
-    value: cst.BaseExpression | None = bound.get(name)
-    if value is None:
-        if any(arg.star for arg in call.args):
-            return None
-        p = func.params
-        param = next((q for q in (*p.posonly_params, *p.params, *p.kwonly_params) if q.name.value == name), None)
-        value = param.default if param is not None else None
+    value = _argument_value(funcs, func, call, name)
     if value is None:
         return None
     if isinstance(value, cst.Name) and value.value == "None":
@@ -479,14 +472,21 @@ def _tested_parameter(test: cst.BaseExpression, branch: bool) -> tuple[str, bool
 def _argument_truth(funcs: Functions, func: cst.FunctionDef, call: cst.Call, name: str) -> bool | None:
     """The truth of parameter `name` when `call` runs `func`: of a literal argument or of the
     parameter's literal default; None when unknown (a variable, `*args`, `**kwargs`)."""
+    value = _argument_value(funcs, func, call, name)
+    return literal_truth(value) if value is not None else None
+
+
+def _argument_value(funcs: Functions, func: cst.FunctionDef, call: cst.Call, name: str) -> cst.BaseExpression | None:
+    """What parameter `name` holds when `call` runs `func`: the argument bound to it, else its
+    default; None when neither is known (`*args` may hold it)."""
     bound = bind_arguments(funcs, func, call)
     if name in bound:
-        return literal_truth(bound[name])
+        return bound[name]
     if any(arg.star for arg in call.args):
         return None
     p = func.params
     param = next((q for q in (*p.posonly_params, *p.params, *p.kwonly_params) if q.name.value == name), None)
-    return literal_truth(param.default) if param is not None and param.default is not None else None
+    return param.default if param is not None else None
 
 
 def runs_forever(loop: cst.For | cst.While) -> bool:

@@ -16,19 +16,20 @@ import libcst as cst
 
 from torchlint.rule import FileContext
 from torchlint.rules._analysis.callgraph import Functions, functions
-from torchlint.rules._analysis.calls import bind_arguments, called_module, method_name, parameter_names
+from torchlint.rules._analysis.calls import bind_arguments, called_module, parameter_names
 from torchlint.rules._analysis.flow import enclosing_loops, in_exclusive_branches, literal_truth
 from torchlint.rules._analysis.index import Index, index
 from torchlint.rules._analysis.modes import mode_calls, model_key
 from torchlint.rules._analysis.names import dotted, imports
 from torchlint.rules._analysis.networks import looks_like_model
-from torchlint.rules._analysis.vocabulary import name_says_model_run, name_tokens
-
-# Phase values that train, and parameter words that name a phase or a training flag.
-TRAINING_PHASES = frozenset({"train", "training", "fit"})
-PHASE_WORDS = frozenset({"phase", "mode", "split", "stage"})
-FLAG_WORDS = frozenset({"train", "training", "is_train", "is_training", "do_train", "train_mode"})
-
+from torchlint.rules._analysis.training import training
+from torchlint.rules._analysis.vocabulary import (
+    PHASE_WORDS,
+    TRAINING_FLAG_WORDS,
+    TRAINING_PHASES,
+    name_says_model_run,
+    name_tokens,
+)
 
 @dataclass(frozen=True)
 class PhaseStep:
@@ -53,6 +54,8 @@ def _build_phase_steps(ctx: FileContext) -> list[PhaseStep]:
     funcs = functions(ctx)
     imps = imports(ctx)
     switched = {model_key(m.target) for m in mode_calls(ctx)}
+    train = training(ctx)
+    trains = {id(node) for node in (*train.backward, *train.steps)}
     found: list[PhaseStep] = []
     for func in funcs.all:
         params = parameter_names(func)
@@ -62,7 +65,7 @@ def _build_phase_steps(ctx: FileContext) -> list[PhaseStep]:
             if idx.scope(stmt) is func
             and (param := _trains_when(stmt.test)) is not None
             and param in params
-            and any(_trains(c) for c in idx.within(stmt.body, cst.Call))
+            and any(id(c) in trains for c in idx.within(stmt.body, cst.Call))
         ]
         if not training_tests:
             continue
@@ -113,7 +116,7 @@ def _trains_when(test: cst.BaseExpression) -> str | None:
     ('train', 'fit')`, `is_train`, `train and ...`."""
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         return _trains_when(test.left) or _trains_when(test.right)
-    if isinstance(test, cst.Name) and test.value in FLAG_WORDS:
+    if isinstance(test, cst.Name) and test.value in TRAINING_FLAG_WORDS:
         return test.value
     if not (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and len(test.comparisons) == 1):
         return None
@@ -139,10 +142,6 @@ def _strings(expr: cst.BaseExpression) -> set[str]:
             found |= inner
         return found
     return set()
-
-
-def _trains(call: cst.Call) -> bool:
-    return method_name(call) in ("backward", "step", "manual_backward")
 
 
 def _other_phase(idx: Index, funcs: Functions, func: cst.FunctionDef, param: str) -> str | None:

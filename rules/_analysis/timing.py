@@ -24,6 +24,7 @@ from torchlint.rules._analysis.callgraph import functions
 from torchlint.rules._analysis.calls import callee_name, keyword, method_name, positional
 from torchlint.rules._analysis.flow import Step
 from torchlint.rules._analysis.index import Index, index
+from torchlint.rules._analysis.synchronization import WAITING_METHODS
 from torchlint.rules._analysis.names import Imports, dotted, imports
 from torchlint.rules._analysis.vocabulary import says_timer
 
@@ -180,7 +181,8 @@ def project_timer_calls(
 def timed_blocks(ctx: FileContext, project_timer: Callable[[cst.Call], bool]) -> Iterator[tuple[cst.With, cst.Call]]:
     """`with` statements whose context manager times their body and never synchronizes: a
     `@contextmanager` function of this module that reads a wall clock before and after its
-    `yield`, or a call for which `project_timer` says so (another project module's)."""
+    `yield` and never waits for the GPU (`synchronize()`, a host read), or a call for which
+    `project_timer` says so (another project module's)."""
     idx = index(ctx)
     funcs = functions(ctx)
     timing = clocks(ctx)
@@ -202,7 +204,7 @@ def _times_block(idx: Index, timing: Clocks, func: cst.FunctionDef) -> bool:
     ):
         return False
     calls = idx.within(func, cst.Call)
-    if any(method_name(c) == "synchronize" for c in calls):
+    if any(method_name(c) in WAITING_METHODS for c in calls):
         return False
     reads = [idx.order(c) for c in calls if timing.is_clock(c)]
     yields = [idx.order(y) for y in idx.within(func, cst.Yield)]
@@ -237,7 +239,7 @@ def hook_measurements(ctx: FileContext) -> list[cst.Call]:
         if id(func) not in registered["register_forward_hook"]:
             continue
         calls = idx.within(func, cst.Call)
-        if any(method_name(c) == "synchronize" for c in calls):
+        if any(method_name(c) in WAITING_METHODS for c in calls):
             continue
         for read in calls:
             subtracted = timing.subtracted_variable(read) if timing.is_clock(read) else None

@@ -104,7 +104,7 @@ def _totals_of(node: cst.CSTNode, meters: frozenset[str]) -> Iterator[RunningTot
         if total is not None:
             for own, other in ((total.left, total.right), (total.right, total.left)):
                 value = added_operand(other)
-                if same_expr(own, target) and value is not None:
+                if (same_expr(own, target) or (isinstance(target, cst.Subscript) and own.deep_equals(target))) and value is not None:
                     yield RunningTotal(node, target, value, start=_start(node.value, total, value))
     elif isinstance(node, cst.Call) and method_name(node) == "append" and len(node.args) == 1:
         owner = receiver(node)

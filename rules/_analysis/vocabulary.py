@@ -35,6 +35,11 @@ def says_clear_helper(name: str | None) -> bool:
     return bool(name) and CLEAR_HELPER.search(name or "") is not None
 
 
+# Phase values that train, and parameter words that name a phase or a training flag
+# (`run_epoch(model, loader, phase)`, `step(batch, train=True)`).
+TRAINING_PHASES = frozenset({"train", "training", "fit"})
+PHASE_WORDS = frozenset({"phase", "mode", "split", "stage"})
+TRAINING_FLAG_WORDS = frozenset({"train", "training", "is_train", "is_training", "do_train", "train_mode"})
 GRADIENT_WORDS = frozenset({"grad", "grads", "gradient", "gradients"})
 RESCALING_WORDS = frozenset({"scale", "rescale", "normalize", "normalise", "divide", "div"})
 
