@@ -34,12 +34,15 @@ class InputNotOnModelDevice(Rule):
     next(iter(train_loader))`) and passed to the model as the dataset made it (also to
     `writer.add_graph(model, images)`, which runs the model to trace it), and the
     tensors a tokenizer or processor returns (`tokenizer(text, return_tensors="pt")`, its
-    `input_ids`) passed to the model or its `generate` before anything moves them. And a
+    `input_ids`) passed to the model or its `generate` before anything moves them; likewise a
+    tensor that the script makes from data (`torch.tensor(ids)`, `torch.from_numpy(image)`, a
+    list of them joined by `pad_sequence` or `torch.stack`) without a `device=`. And a
     tensor whose move is a statement of its own (`img.to(device)`, `img.cuda()`), its result
     thrown away, then passed to the moved model: only a module moves itself.
 
     ## Why is this bad?
-    A `DataLoader` yields CPU tensors, and so do indexing its dataset and a tokenizer. The first forward pass of a CUDA model on them fails
+    A `DataLoader` yields CPU tensors, and so do indexing its dataset, a tokenizer and
+    `torch.tensor(data)`. The first forward pass of a CUDA model on them fails
     with `RuntimeError: Expected all tensors to be on the same device` (or `Input type
     (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same`). The
     script often works on a CPU-only laptop, where `device` is `"cpu"`, and breaks on the
@@ -104,6 +107,18 @@ class InputNotOnModelDevice(Rule):
     CONFIRMED_BY = ("TL101",)
 
     VALID = [
+        # tensors made from data are moved, or made on the model's device
+        """
+        import torch
+        model = torch.load("model.pt").cuda()
+        model.eval()
+        def predict(array, ids):
+            x = torch.from_numpy(array).unsqueeze(0)
+            x = x.cuda(non_blocking=True)
+            mask = torch.tensor(ids, device="cuda")
+            with torch.no_grad():
+                return model(x, mask), model(torch.stack([torch.tensor(ids)]).cuda())
+        """,
         # the batch drawn for the graph is moved where the model is
         """
         import torch
@@ -418,6 +433,30 @@ class InputNotOnModelDevice(Rule):
     ]
 
     INVALID = [
+        # a request's token lists padded into a CPU tensor for a model `__init__` moved (mosec)
+        """
+        import torch
+        class Inference:
+            def __init__(self):
+                self.device = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+                self.model = AutoModelForSequenceClassification.from_pretrained(NAME)
+                self.model.to(self.device)
+            def forward(self, data):
+                tensors = [torch.tensor(token) for token in data]
+                with torch.no_grad():
+                    result = self.model(torch.nn.utils.rnn.pad_sequence(tensors, batch_first=True))[0]  # expect: TL012
+                return result.softmax(dim=1).cpu().tolist()
+        """,
+        # one image converted from an array and predicted on the GPU model
+        """
+        import torch
+        model = torch.load("model.pt").cuda()
+        model.eval()
+        def predict(array):
+            x = torch.from_numpy(array).permute(2, 0, 1).unsqueeze(0).float()
+            with torch.no_grad():
+                return model(x).argmax(1).item()  # expect: TL012
+        """,
         # the move of a tensor, a statement of its own, throws the moved copy away
         """
         import torch
@@ -727,6 +766,13 @@ class InputNotOnModelDevice(Rule):
                 call, move, inputs = found
                 made = cst.Call(func=encoded.tokenizer.func, args=[cst.Arg(cst.Ellipsis())])
                 yield self.report(call, finder.message(call, move, inputs, made, moved="the tokenizer's output"))
+        fed: set[int] = set()  # one finding per model call, however many of its inputs stay behind
+        for tensor in an.host_tensors(ctx):
+            found = finder.unmoved_host_tensor_call(tensor)
+            if found is not None and id(found[0]) not in fed:
+                call, move, inputs = found
+                fed.add(id(call))
+                yield self.report(call, finder.message(call, move, inputs, tensor.made, moved="the tensor"))
         for discarded in an.discarded_tensor_moves(ctx):
             found = finder.unmoved_after_discarded_move(discarded)
             if found is not None:
@@ -791,6 +837,11 @@ class _Finder:
         """A moved model called on a tokenizer's output that nothing moved (`model.generate(ids)`)."""
         self.discarded = {}
         return self._first_unmoved(an.calls_on_tokenizer_output(self.idx, output), output.statement)
+
+    def unmoved_host_tensor_call(self, tensor: an.HostTensor) -> tuple[cst.Call, cst.Call, list[str]] | None:
+        """A moved model called on a tensor made from data on the CPU (`model(torch.tensor(ids))`)."""
+        self.discarded = {}
+        return self._first_unmoved(an.calls_on_host_tensor(self.idx, tensor), tensor.statement)
 
     def unmoved_after_discarded_move(self, moved: an.DiscardedMove) -> tuple[cst.Call, cst.Call, list[str]] | None:
         """A moved model called on a tensor whose move was thrown away (`img.to(device)`); the

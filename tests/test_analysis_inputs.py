@@ -228,3 +228,52 @@ class TestDiscardedTensorMoves:
         (moved,) = an.discarded_tensor_moves(ctx)
         calls = an.calls_after_discarded_move(an.index(ctx), moved)
         assert [code(ctx, c) for c, _ in calls] == ["model(x)"]
+
+
+class TestHostTensors:
+    @pytest.mark.parametrize(
+        ("value", "made"),
+        [
+            ("torch.tensor(ids)", "torch.tensor(ids)"),
+            ("torch.tensor(ids, dtype=torch.long)", "torch.tensor(ids, dtype=torch.long)"),
+            ("torch.from_numpy(image).permute(2, 0, 1).unsqueeze(0)", "torch.from_numpy(image)"),
+            ("torch.LongTensor(ids)", "torch.LongTensor(ids)"),
+            ("[torch.tensor(t) for t in tokens]", "torch.tensor(t)"),
+            ("torch.tensor(ids, device=device)", None),  # made where it is used
+            ("torch.as_tensor(x, torch.float, device)", None),  # placed positionally
+            ("torch.from_numpy(image).cuda()", None),
+            ("torch.from_numpy(image).to(device)", None),
+            ("torch.zeros(3)", None),  # a factory, not data: TL011's business
+            ("torch.cuda.LongTensor(ids)", None),
+            ("np.array(ids)", None),
+        ],
+    )
+    def test_a_tensor_made_from_data_on_the_cpu(self, value: str, made: str | None) -> None:
+        ctx = context(f"import numpy as np\nimport torch\nx = {value}\n")
+        found = [code(ctx, t.made) for t in an.host_tensors(ctx)]
+        assert found == ([made] if made else [])
+
+    def test_no_torch_no_host_tensors(self) -> None:
+        assert an.host_tensors(context("x = tensor(ids)\n")) == []
+
+    def test_the_calls_that_still_get_the_cpu_tensor(self) -> None:
+        ctx = context(
+            """
+            import torch
+            from torch.nn.utils.rnn import pad_sequence
+            def serve(model, batch, device):
+                tensors = [torch.tensor(t) for t in batch]
+                padded = pad_sequence(tensors, batch_first=True)
+                first = model(padded)
+                second = model(torch.stack(tensors, dim=0))
+                padded = padded.to(device)
+                third = model(padded)
+                fourth = model(torch.stack(tensors, dim=0).to(device))
+            """
+        )
+        (tensor,) = an.host_tensors(ctx)
+        calls = an.calls_on_host_tensor(an.index(ctx), tensor)
+        assert [code(ctx, c) for c, _ in calls if an.callee_name(c) == "model"] == [
+            "model(padded)",
+            "model(torch.stack(tensors, dim=0))",
+        ]

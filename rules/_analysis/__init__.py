@@ -196,6 +196,10 @@ from torchlint.rules._analysis.inputs import (
     DiscardedMove as DiscardedMove,
     discarded_tensor_moves as discarded_tensor_moves,
     calls_after_discarded_move as calls_after_discarded_move,
+    HostTensor as HostTensor,
+    host_conversion as host_conversion,
+    host_tensors as host_tensors,
+    calls_on_host_tensor as calls_on_host_tensor,
 )
 from torchlint.rules._analysis.batch_parts import (
     PartLeftByBranch as PartLeftByBranch,

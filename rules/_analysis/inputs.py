@@ -2,8 +2,9 @@
 `model.generate(ids)`), and the move of that model that happens before some data reaches it,
 also of a model that a caller moved and passed in as a parameter. Data that stays on the host
 outside a loader loop: the tensors a Hugging Face tokenizer or processor returns
-(`tokenizer(text, return_tensors="pt")`, its `input_ids`), CPU tensors until something moves
-them, and tensors whose move was thrown away (`img.to(device)` as a statement).
+(`tokenizer(text, return_tensors="pt")`, its `input_ids`), tensors that torch makes from
+data in the script (`torch.tensor(ids)`, `torch.from_numpy(image)`), CPU tensors until
+something moves them, and tensors whose move was thrown away (`img.to(device)` as a statement).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from torchlint.rules._analysis.calls import (
     keyword,
     method_name,
     parameter_names,
+    positional,
     receiver,
 )
 from torchlint.rules._analysis.dataflow import bindings, target_names
@@ -37,6 +39,11 @@ RETURN_TENSOR = frozenset({"encode", "apply_chat_template"})
 # Tensor methods that keep a tensor where it is and that no `nn.Module` has (it has
 # `float()`, `half()`, `double()`): what they return is a tensor.
 TENSOR_ONLY_METHODS = STAYS_PUT - {"float", "double", "half"}
+# `torch` functions that turn data (a list, an array) into a tensor on the CPU unless given a
+# `device=`, and the constructors of its CPU tensor types (`torch.LongTensor(ids)`).
+HOST_CONVERSIONS = frozenset("tensor as_tensor from_numpy Tensor".split()) | frozenset(
+    f"{kind}Tensor" for kind in "Float Double Half BFloat16 Long Int Short Byte Char Bool".split()
+)
 
 
 def model_call(call: cst.Call) -> cst.BaseExpression | None:
@@ -220,3 +227,58 @@ def calls_after_discarded_move(idx: Index, moved: DiscardedMove) -> list[tuple[c
     the unmoved tensor."""
     scope = idx.scope(moved.move)
     return calls_on_raw_data(idx, scope, {moved.name}, scope, after=idx.order(moved.move))
+
+
+@dataclass(frozen=True)
+class HostTensor:
+    """`x = torch.tensor(data)` (or `torch.from_numpy(a).unsqueeze(0)`, a list of such
+    conversions): a tensor that the script makes from data on the CPU."""
+
+    statement: cst.Assign
+    made: cst.Call
+
+
+def host_conversion(expr: cst.BaseExpression, imps: Imports) -> cst.Call | None:
+    """The conversion of data to a CPU tensor that made `expr` as it returned it: a `torch`
+    conversion without a `device`, a tensor method of one that keeps it where it is, or the
+    element of a list comprehension of them; None once anything else touched it."""
+    if isinstance(expr, cst.ListComp):
+        return host_conversion(expr.elt, imps)
+    if not isinstance(expr, cst.Call):
+        return None
+    if isinstance(expr.func, cst.Attribute) and method_name(expr) in STAYS_PUT:
+        inner = host_conversion(expr.func.value, imps)
+        if inner is not None:
+            return inner
+    module, _, function = (imps.qualify(expr.func) or "").rpartition(".")
+    if module != "torch" or function not in HOST_CONVERSIONS:
+        return None
+    # `torch.as_tensor(x, dtype, device)` may place it positionally.
+    if keyword(expr, "device") is not None or len(positional(expr)) != 1 or any(arg.star for arg in expr.args):
+        return None
+    return expr
+
+
+def host_tensors(ctx: FileContext) -> list[HostTensor]:
+    """The assignments of a module that bind tensors made from data on the CPU."""
+    return ctx.analysis(_build_host_tensors)
+
+
+def _build_host_tensors(ctx: FileContext) -> list[HostTensor]:
+    imps = imports(ctx)
+    if not imps.mentions("torch"):
+        return []
+    found: list[HostTensor] = []
+    for assign in index(ctx).nodes(cst.Assign):
+        made = host_conversion(assign.value, imps)
+        if made is not None:
+            found.append(HostTensor(assign, made))
+    return found
+
+
+def calls_on_host_tensor(idx: Index, tensor: HostTensor) -> list[tuple[cst.Call, list[cst.BaseExpression]]]:
+    """The calls after `tensor` is bound, in its scope, with the arguments that still hold it
+    on the CPU (as `calls_on_raw_batch` follows a batch)."""
+    raw = {name.value for target in tensor.statement.targets for name in target_names(target.target)}
+    scope = idx.scope(tensor.statement)
+    return calls_on_raw_data(idx, scope, raw, scope, after=idx.order(tensor.statement))

@@ -62,6 +62,8 @@ STAYS_PUT = frozenset(
 )
 # Datasets over what is already in memory, and torch functions that build tensors in the script.
 IN_MEMORY_DATASETS = frozenset({"TensorDataset"})
+# Functions that join tensors into one on the device they share: `torch.stack(items)`.
+JOINS = frozenset({"stack", "cat", "pad_sequence"})
 TENSORS_FROM_DATA = TENSOR_FACTORIES | frozenset({"tensor", "as_tensor", "from_numpy", "stack", "cat"})
 
 
@@ -234,6 +236,8 @@ def raw_batch(expr: cst.BaseExpression, raw: set[str]) -> bool:
         return raw_batch(expr.func.value, raw)
     if isinstance(expr, cst.Call) and callee_name(expr) == "Variable" and expr.args:
         return raw_batch(expr.args[0].value, raw)  # the pre-0.4 autograd wrapper
+    if isinstance(expr, cst.Call) and callee_name(expr) in JOINS and expr.args and keyword(expr, "device") is None:
+        return raw_batch(expr.args[0].value, raw)  # `torch.stack(items)` stays where its items are
     if isinstance(expr, (cst.Tuple, cst.List)):
         return bool(expr.elements) and all(raw_batch(e.value, raw) for e in expr.elements)
     return False
