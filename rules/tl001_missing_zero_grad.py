@@ -19,7 +19,9 @@ class MissingZeroGrad(Rule):
     optimizer (`train_one_batch(model, optimizer, x, y)`); also a step in a function that a
     framework runs once per batch (a Lightning `training_step` under manual optimization,
     the update function of an ignite `Engine`) that clears nothing. A `zero_grad()` that runs only outside the stepping loop (once per
-    epoch for many steps) is reported too.
+    epoch for many steps) is reported too, and so is one that runs only every N iterations
+    (`if i % log_every == 0:`) while the step runs on every iteration (not where Accelerate
+    accumulates: its prepared optimizer skips the steps between syncs).
 
     ## Why is this bad?
     `backward()` adds into `.grad`; it never overwrites it. Without a clear, every step
@@ -67,6 +69,15 @@ class MissingZeroGrad(Rule):
     CONFIRMED_BY = ("TL102",)
 
     VALID = [
+        # Accumulation: the step and the clear run under the same period.
+        """
+        def train(model, loader, optimizer, accum):
+            for i, (x, y) in enumerate(loader):
+                (F.cross_entropy(model(x), y) / accum).backward()
+                if (i + 1) % accum == 0:
+                    optimizer.step()
+                    optimizer.zero_grad()
+        """,
         """
         def fit(net, head, loader, opts):
             for x, y in loader:
@@ -372,6 +383,18 @@ class MissingZeroGrad(Rule):
     ]
 
     INVALID = [
+        # The clear went into the logging branch: between two logs, every step applies the
+        # gradients summed since the last one.
+        """
+        def train(model, loader, optimizer, log_every):
+            for i, (x, y) in enumerate(loader):
+                loss = F.cross_entropy(model(x), y)
+                loss.backward()
+                optimizer.step()  # expect: TL001
+                if i % log_every == 0:
+                    print(i, loss.item())
+                    optimizer.zero_grad()
+        """,
         # Each optimizer of a tuple steps; none is cleared.
         """
         def fit(net, head, loader, opts):
@@ -635,6 +658,12 @@ class MissingZeroGrad(Rule):
             ]
             if bad:
                 yield self.report(step, self._message(ctx, train, step, bad[0], reach))
+                continue
+            for loop in reach.stepping_loops(step):
+                periodic = an.periodic_clear(ctx, loop, step)
+                if periodic is not None:
+                    yield self.report(step, self._periodic_message(ctx, step, loop, periodic, reach))
+                    break
         yield from self._helper_steps(ctx, reach)
         yield from self._framework_steps(ctx, train, reach.funcs)
 
@@ -678,16 +707,25 @@ class MissingZeroGrad(Rule):
                         f"`optimizer.zero_grad()` once per step (in the loop or in `{code}`)",
                     )
 
+    def _periodic_message(
+        self, ctx: FileContext, step: cst.Call, loop: cst.For | cst.While, periodic: an.PeriodicClear, reach: an.TrainingLoops
+    ) -> str:
+        code = ctx.module.code_for_node
+        guard = periodic.period.guard
+        when = f"when `{code(guard.test)}`" if guard is not None else f"every `{code(periodic.period.count)}` iterations"
+        return (
+            f"`{code(step)}` runs {_where(reach, loop, step)} on every iteration but `{code(periodic.clear)}` only "
+            f"{when}: each step applies the gradients summed since the last clear; clear them on "
+            f"every iteration (or, to accumulate, step under the same condition)"
+        )
+
     def _message(
         self, ctx: FileContext, train: an.Training, step: cst.Call, loop: cst.For | cst.While, reach: an.TrainingLoops
     ) -> str:
         code = ctx.module.code_for_node
         call = code(step.func) + "()" if not step.args else code(step.func) + "(" + code(step.args[0].value) + ")"
         optimizer = code(train.optimizer_of(step))
-        where = "in this loop"
-        if not reach.idx.contains(loop, step):
-            scope = reach.idx.scope(loop)
-            where = f"in the loop of `{scope.name.value}()`" if isinstance(scope, cst.FunctionDef) else "in a loop"
+        where = _where(reach, loop, step)
         if reach.clears_outside(loop):
             return (
                 f"`{call}` runs {where} but `zero_grad()` only runs outside that loop (once per "
@@ -698,3 +736,11 @@ class MissingZeroGrad(Rule):
             f"`{call}` runs {where} but its gradients are never cleared: gradients accumulate "
             f"across iterations; call `{optimizer}.zero_grad()` once per step"
         )
+
+
+def _where(reach: an.TrainingLoops, loop: cst.For | cst.While, step: cst.Call) -> str:
+    """Where the loop that runs `step` is, as the message at `step` names it."""
+    if reach.idx.contains(loop, step):
+        return "in this loop"
+    scope = reach.idx.scope(loop)
+    return f"in the loop of `{scope.name.value}()`" if isinstance(scope, cst.FunctionDef) else "in a loop"

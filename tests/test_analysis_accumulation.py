@@ -4,6 +4,7 @@ counts iterations across those passes."""
 from __future__ import annotations
 
 import libcst as cst
+import pytest
 
 from analysis_support import code, context
 
@@ -129,3 +130,47 @@ def test_runs_every_iteration_of_a_loop() -> None:
         ("p.grad = None", False),
         ("net.zero_grad()", False),
     ]
+
+
+@pytest.mark.parametrize(
+    ("loop", "clear"),
+    [
+        # the clear went into the logging branch; the step runs on every iteration
+        ("    loss.backward()\n    opt.step()\n    if i % 100 == 0:\n        opt.zero_grad()\n", "opt.zero_grad()"),
+        # through a flag named for the condition
+        ("    loss.backward()\n    opt.step()\n    flush = (i + 1) % k == 0\n    if flush:\n        opt.zero_grad()\n", "opt.zero_grad()"),
+        # accumulation: the step runs under the same condition as the clear
+        ("    loss.backward()\n    if (i + 1) % k == 0:\n        opt.step()\n        opt.zero_grad()\n", None),
+        # one clear runs on every iteration
+        ("    opt.zero_grad()\n    loss.backward()\n    opt.step()\n    if i % 100 == 0:\n        opt.zero_grad()\n", None),
+        # a clear under a condition that is no period
+        ("    loss.backward()\n    opt.step()\n    if retain:\n        opt.zero_grad()\n", None),
+        # the discriminator's clear and step every 5 iterations; the generator's every iteration
+        (
+            "    loss.backward()\n    opt_g.step()\n    opt_g.zero_grad()\n"
+            "    if i % 5 == 0:\n        opt_d.step()\n        opt_d.zero_grad()\n",
+            None,
+        ),
+    ],
+)
+def test_periodic_clear(loop: str, clear: str | None) -> None:
+    ctx = context(
+        "opt_g = torch.optim.Adam(gen.parameters())\nopt_d = torch.optim.Adam(disc.parameters())\n"
+        f"for i, batch in enumerate(loader):\n    loss = model(batch)\n{loop}"
+    )
+    found = an.periodic_clear(ctx, an.index(ctx).nodes(cst.For)[0], an.training(ctx).steps[0])
+    assert (code(ctx, found.clear) if found is not None else None) == clear
+
+
+def test_no_periodic_clear_where_accelerate_accumulates() -> None:
+    ctx = context(
+        """
+        for i, batch in enumerate(loader):
+            with accelerator.accumulate(model):
+                accelerator.backward(model(batch))
+            opt.step()
+            if (i + 1) % 2 == 0:
+                opt.zero_grad()
+        """
+    )
+    assert an.periodic_clear(ctx, an.index(ctx).nodes(cst.For)[0], an.training(ctx).steps[0]) is None

@@ -267,6 +267,8 @@ from torchlint.rules._analysis.accumulation import (
     clears_between_passes as clears_between_passes,
     divides_loss as divides_loss,
     every_n as every_n,
+    PeriodicClear as PeriodicClear,
+    periodic_clear as periodic_clear,
     runs_every_iteration_of as runs_every_iteration_of,
     loss_divisors as loss_divisors,
     uses_framework_accumulation as uses_framework_accumulation,

@@ -1,5 +1,6 @@
 """Gradient accumulation: an optimizer step that runs once every N iterations of a loop (under
-`if (i + 1) % N == 0:`, after `if ...: continue`, or after an inner loop of N micro-steps), the
+`if (i + 1) % N == 0:`, after `if ...: continue`, or after an inner loop of N micro-steps), a
+clear that runs only every N iterations while the step runs on every one, the
 backward passes that run every iteration, and whether the loss they back-propagate is divided
 by N (in the expression, through variables, or in a local helper). Accumulation that
 Accelerate runs (`with accelerator.accumulate(model):`), and the clears inside it that it
@@ -161,6 +162,34 @@ def every_n(idx: Index, loop: cst.For | cst.While, step: Event) -> Period | None
             if count is not None:
                 return Period(count, None, True)
     return None
+
+
+@dataclass(frozen=True)
+class PeriodicClear:
+    """A clear that runs only every N iterations of a loop whose step runs on every one."""
+
+    clear: cst.CSTNode
+    period: Period
+
+
+def periodic_clear(ctx: FileContext, loop: cst.For | cst.While, step: cst.Call) -> PeriodicClear | None:
+    """The clear of `step`'s gradients when `step` runs on every iteration of `loop` and every
+    clear of them in the loop runs only under `if ... % N ...:`: between two clears, each step
+    applies the gradients of every iteration since the last one. Not where a framework
+    accumulates (an optimizer that Accelerate prepared skips the steps between syncs)."""
+    if uses_framework_accumulation(ctx):
+        return None
+    idx, train = index(ctx), training(ctx)
+    events = flow(ctx).events(loop.body, [*train.clears, step])
+    steps = [e for e in events if e.node is step]
+    if len(steps) != 1 or not runs_every_iteration_of(idx, loop, steps[0]):
+        return None
+    clears = [e for e in events if e.node is not step and train.clears_gradients_of(e.node, step)]
+    periods = [every_n(idx, loop, clear) for clear in clears]
+    if not clears or any(period is None for period in periods):
+        return None
+    period = periods[0]
+    return PeriodicClear(clears[0].node, period) if period is not None else None
 
 
 def named_condition(idx: Index, loop: cst.For | cst.While, test: cst.BaseExpression) -> cst.BaseExpression:
