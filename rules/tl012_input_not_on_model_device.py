@@ -433,6 +433,24 @@ class InputNotOnModelDevice(Rule):
     ]
 
     INVALID = [
+        # the model handed in is moved here; the items taken from each dict batch are "moved"
+        # by statements that throw the copies away (opensoundscape)
+        """
+        import torch
+        def train(model, train_dataset, optimizer, loss_fn, epochs):
+            device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+            model.to(device)
+            loader = torch.utils.data.DataLoader(train_dataset, batch_size=8, shuffle=True)
+            for epoch in range(epochs):
+                for t in loader:
+                    X, y = t["X"], t["y"]
+                    X.cuda()
+                    y.cuda()
+                    optimizer.zero_grad()
+                    loss = loss_fn(model(X), y.squeeze(1))  # expect: TL012
+                    loss.backward()
+                    optimizer.step()
+        """,
         # a request's token lists padded into a CPU tensor for a model `__init__` moved (mosec)
         """
         import torch

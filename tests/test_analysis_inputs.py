@@ -277,3 +277,26 @@ class TestHostTensors:
             "model(padded)",
             "model(torch.stack(tensors, dim=0))",
         ]
+
+
+class TestParameterModelMovedInScope:
+    def test_a_parameter_moved_in_the_function_itself(self) -> None:
+        ctx = context(
+            """
+            def train(model, loader, device):
+                model.to(device)
+                for x, y in loader:
+                    model(x)
+            def evaluate(model, loader):
+                for x, y in loader:
+                    model(x)
+            model = Net().cuda()
+            """
+        )
+        first, second = an.index(ctx).nodes(cst.For)
+        moves = an.model_moves(ctx)
+        calls = [c for c in an.index(ctx).nodes(cst.Call) if code(ctx, c) == "model(x)"]
+        found = moves.before(calls[0], first)
+        assert found is not None and code(ctx, found) == "model.to(device)"
+        # never called: the module-level `model` is another name, not the parameter
+        assert moves.before(calls[1], second) is None

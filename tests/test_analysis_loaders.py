@@ -404,3 +404,37 @@ class TestUnmovedBatch:
         mixed, padding = an.index(ctx).nodes(cst.For)
         assert data.iterable_prepared(mixed)
         assert not data.iterable_prepared(padding)
+
+
+def test_batch_items_are_the_parts_of_the_batch_not_the_batch_object() -> None:
+    ctx = context(
+        """
+        for t in loader:
+            X, y = t["X"], t["y"]
+            mask = t.mask
+            data = t
+            lengths = len(t)
+        for x, y in loader:
+            pass
+        for batch in loader:
+            pass
+        """
+    )
+    first, second, third = an.index(ctx).nodes(cst.For)
+    idx = an.index(ctx)
+    assert an.batch_items(idx, first) == {"X", "y", "mask"}
+    assert an.batch_items(idx, second) == {"x", "y"}
+    assert an.batch_items(idx, third) == set()
+
+
+def test_discarded_moves_of_items_bound_in_the_loop() -> None:
+    ctx = context(
+        """
+        for t in loader:
+            X, y = t["X"], t["y"]
+            X.cuda()
+            t.to(device)
+        """
+    )
+    (loop,) = an.index(ctx).nodes(cst.For)
+    assert sorted(an.discarded_moves(an.index(ctx), loop)) == ["X"]

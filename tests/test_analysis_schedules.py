@@ -86,7 +86,7 @@ def test_updates_are_optimizer_steps_and_engine_steps() -> None:
 
 @pytest.mark.parametrize(
     ("name", "says"),
-    [("lr_scheduler", True), ("sched", True), ("warmupScheduler", True), ("noise_scheduler", False), ("wd_sched", False), ("optimizer", False)],
+    [("lr_scheduler", True), ("sched", True), ("warmupScheduler", True), ("noise_scheduler", False), ("wd_sched", False), ("bnm_scheduler", False), ("bn_scheduler", False), ("optimizer", False)],
 )
 def test_says_scheduler(name: str, says: bool) -> None:
     assert an.says_scheduler(name) is says

@@ -223,6 +223,7 @@ from torchlint.rules._analysis.loaders import (
     DatasetSample as DatasetSample,
     dataset_samples as dataset_samples,
     discarded_moves as discarded_moves,
+    batch_items as batch_items,
     TENSORS_FROM_DATA as TENSORS_FROM_DATA,
     forgotten_batch_parts as forgotten_batch_parts,
     parts_moved_by as parts_moved_by,

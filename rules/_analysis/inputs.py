@@ -71,8 +71,9 @@ class ModelMoves:
     def before(self, call: cst.Call, start: cst.CSTNode) -> cst.Call | None:
         """The move of the model that `call` runs, made before the data at `start` (a loop
         over a loader, a sample, a tokenizer's output) reaches it: a move in another scope
-        (`__init__`), one earlier in the same scope, or the move of the model that a call
-        site passes in when the model is a parameter of the scope. None for a call of a local
+        (`__init__`), one earlier in the same scope (also of a parameter: `model.to(device)`
+        in `train(model, ...)`), or the move of the model that a call site passes in when
+        the model is a parameter of the scope. None for a call of a local
         function, where the model was built again since the move, and for a move that every
         path wraps in `DataParallel` or DDP, which put the inputs where the model is."""
         func = model_call(call)
@@ -80,13 +81,16 @@ class ModelMoves:
         if func is None or key is None or self.funcs.resolve(call):
             return None
         home = self.idx.scope(start)
-        if isinstance(func, cst.Name) and isinstance(home, cst.FunctionDef) and func.value in parameter_names(home):
-            return self.passed_in(home, func.value)
+        parameter = isinstance(func, cst.Name) and isinstance(home, cst.FunctionDef) and func.value in parameter_names(home)
         for move in self.placements.models.get(key, ()):
             if self.placements.rebuilt_since(move, func) or self.wraps.always_wrapped(move):
                 continue
+            if parameter and self.idx.scope(move) is not home:
+                continue  # another function's `model`: the parameter is what the callers pass
             if self.idx.scope(move) is not home or self.idx.order(move) < self.idx.order(start):
                 return move
+        if parameter and isinstance(home, cst.FunctionDef) and isinstance(func, cst.Name):
+            return self.passed_in(home, func.value)
         return None
 
     def first_fed(

@@ -421,18 +421,35 @@ def _dataset_names(ctx: FileContext) -> set[str]:
 
 def discarded_moves(idx: Index, loop: cst.For) -> dict[str, cst.Call]:
     """`x.to(device)` as a statement, per name `x` unpacked from the batch (`for x, y in
-    loader`): a tensor's `.to()` returns a copy, so `x` stays put. A batch object that is not
-    unpacked (PyG's `Data`, Hugging Face's `BatchEncoding`) moves itself in place."""
+    loader`) or bound to an item or field of it (`X, y = t["X"], t["y"]`): a tensor's `.to()`
+    returns a copy, so `x` stays put. A batch object that is not unpacked (PyG's `Data`,
+    Hugging Face's `BatchEncoding`) moves itself in place."""
     found: dict[str, cst.Call] = {}
-    target = batch_target(loop)
-    if not isinstance(target, (cst.Tuple, cst.List)):
-        return found
-    raw = {name.value for name in target_names(target)}
+    raw = batch_items(idx, loop)
     for statement in idx.within(loop.body, cst.Expr):
         move = move_statement(statement)
         if move is not None and move[0] in raw and idx.scope(statement) is idx.scope(loop):
             found[move[0]] = move[1]
     return found
+
+
+def batch_items(idx: Index, loop: cst.For) -> set[str]:
+    """The names that hold parts of the batch rather than the batch object: those unpacked
+    from it (`for x, y in loader`), and those the loop body binds to an item or field of it
+    (`X = t["X"]`, `x, y = batch.images, batch.labels`)."""
+    target = batch_target(loop)
+    whole = {name.value for name in target_names(target)}
+    items = whole if isinstance(target, (cst.Tuple, cst.List)) else set()
+    for assign in idx.within(loop.body, cst.Assign):
+        if idx.scope(assign) is not idx.scope(loop):
+            continue
+        values = assign.value.elements if isinstance(assign.value, (cst.Tuple, cst.List)) else [assign.value]
+        parts = [v.value if isinstance(v, cst.BaseElement) else v for v in values]
+        if not parts or not all(isinstance(v, (cst.Subscript, cst.Attribute)) and raw_batch(v, whole) for v in parts):
+            continue
+        for target_ in assign.targets:
+            items.update(name.value for name in target_names(target_.target))
+    return items
 
 
 def move_statement(statement: cst.Expr) -> tuple[str, cst.Call] | None:

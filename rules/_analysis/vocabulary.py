@@ -251,10 +251,10 @@ def name_says_model_run(name: str | None) -> bool:
     )
 
 
-# `.step()` of these is not a learning-rate schedule (diffusion samplers, EMA or weight-decay
-# schedules, curricula).
+# `.step()` of these is not a learning-rate schedule (diffusion samplers, EMA, weight-decay or
+# batch-norm momentum schedules, curricula).
 _NOT_LR_WORDS = frozenset(
-    "noise ddpm ddim pndm dpm euler diffusion sampler beta momentum ema wd weight decay teacher "
+    "noise ddpm ddim pndm dpm euler diffusion sampler beta momentum bn bnm ema wd weight decay teacher "
     "temperature temp tau mask drop dropout kl curriculum data batch alpha sigma".split()
 )
 
