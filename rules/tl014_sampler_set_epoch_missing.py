@@ -342,6 +342,28 @@ class SamplerSetEpochMissing(Rule):
     ]
 
     INVALID = [
+        # a step-bounded loop that counts epochs; the loaders come from a local factory (nanoVLM)
+        """
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        def get_dataloaders(train_dataset, val_dataset, batch_size):
+            train_loader = DataLoader(train_dataset, batch_size=batch_size, sampler=DistributedSampler(train_dataset))
+            val_loader = DataLoader(val_dataset, batch_size=batch_size, sampler=DistributedSampler(val_dataset, shuffle=False))
+            return train_loader, val_loader
+
+        def train(model, optimizer, train_dataset, val_dataset, max_steps):
+            train_loader, val_loader = get_dataloaders(train_dataset, val_dataset, 32)
+            global_step = 0
+            epoch = 0
+            while global_step < max_steps:  # expect: TL014
+                epoch += 1
+                for batch in train_loader:
+                    optimizer.zero_grad()
+                    model(**batch).loss.backward()
+                    optimizer.step()
+                    global_step += 1
+        """,
         # PyTorch/XLA: the loop iterates the device loader that wraps the sampler's loader.
         """
         import torch
@@ -688,11 +710,12 @@ class SamplerSetEpochMissing(Rule):
         if any("set_epoch" in name or name == "prepare" for name in called):
             return
         funcs = an.functions(ctx)
-        sampler, made_in = kept[0]
+        sampler = kept[0][0]
         loops = an.epoch_loops(ctx, avoid=sampler.call)
         for loop in loops:
             if _escapes(idx, funcs, loop, sampler):
                 continue
+            made_in = _made_for(idx, funcs, loop, kept)
             epoch = an.dotted(loop.target) if isinstance(loop, cst.For) else None
             yield self.report(
                 loop.target if isinstance(loop, cst.For) else loop.test,
@@ -752,6 +775,16 @@ def _made_in(ctx: FileContext, idx: an.Index, sampler: an.Sampler) -> str | None
     if isinstance(maker, cst.FunctionDef) and an.says_evaluation_data(maker.name.value):
         return None
     return f" built in `{maker.name.value}()`" if isinstance(maker, cst.FunctionDef) else ""
+
+
+def _made_for(idx: an.Index, funcs: an.Functions, loop: cst.For | cst.While, kept: list[tuple[an.Sampler, str]]) -> str:
+    """Where the message at `loop` says the sampler is built: in the function that the loop's
+    own function calls to build its loader, where there are several."""
+    called = {id(f) for call in idx.within(idx.scope(loop), cst.Call) for f in funcs.resolve(call)}
+    for sampler, made_in in kept:
+        if id(idx.scope(sampler.loader or sampler.call)) in called:
+            return made_in
+    return kept[0][1]
 
 
 def _escapes(idx: an.Index, funcs: an.Functions, loop: cst.For | cst.While, sampler: an.Sampler) -> bool:

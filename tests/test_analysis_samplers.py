@@ -209,6 +209,8 @@ class TestEpochLoops:
             ("while True:\n    train_one_epoch()", True),
             ("while True:\n    run()", False),
             ("for step in range(n):\n    train_one_epoch()", True),
+            ("while step < max_steps:\n    epoch += 1\n    run()", True),
+            ("while step < max_steps:\n    run()\n    step += 1", False),
         ],
     )
     def test_loops_that_count_epochs(self, loop: str, counts: bool) -> None:

@@ -13,7 +13,7 @@ import libcst as cst
 
 from torchlint.rule import FileContext
 from torchlint.rules._analysis.callgraph import Functions, functions
-from torchlint.rules._analysis.flow import loops_run_by
+from torchlint.rules._analysis.flow import enclosing_loops, loops_run_by
 from torchlint.rules._analysis.calls import callee_name, is_false, method_name, positional, receiver
 from torchlint.rules._analysis.index import Index, N, index
 from torchlint.rules._analysis.names import Imports, dotted, imports, last_name
@@ -372,14 +372,22 @@ def _build_framework_iterations(ctx: FileContext) -> list[FrameworkIteration]:
 
 
 def counts_epochs(idx: Index, funcs: Functions, loop: cst.For | cst.While) -> bool:
-    """A loop that says it runs epochs: `for epoch in ...`, `while epoch < n`, or a body that
-    calls a local function named like one epoch (`while True: self._train_epoch()`)."""
+    """A loop that says it runs epochs: `for epoch in ...`, `while epoch < n`, a body that
+    counts them (`while step < max_steps: epoch += 1`), or a body that calls a local function
+    named like one epoch (`while True: self._train_epoch()`)."""
     if isinstance(loop, cst.For):
         if isinstance(loop.target, cst.Name) and says_epoch(loop.target.value):
             return True
     elif any(says_epoch(dotted(n) if isinstance(n, cst.Attribute) else n.value) for n in _names_in(idx, loop.test)):
         return True
     home = idx.scope(loop)
+    if any(
+        isinstance(count.target, cst.Name)
+        and says_epoch(count.target.value)
+        and enclosing_loops(idx, count)[:1] == [loop]
+        for count in idx.within(loop.body, cst.AugAssign)
+    ):
+        return True
     return any(
         idx.scope(call) is home and any(says_epoch(f.name.value) for f in funcs.resolve(call))
         for call in idx.within(loop.body, cst.Call)
