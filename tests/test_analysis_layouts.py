@@ -9,7 +9,7 @@ import pytest
 
 from torchlint.rule import FileContext
 from torchlint.rules import _analysis as an
-from torchlint.rules._analysis.layouts import ONE, Op, Size, apply, layouts, source_layout, view_impossible, view_sizes
+from torchlint.rules._analysis.layouts import ONE, Op, Size, apply, index_op, layouts, source_layout, view_impossible, view_sizes
 
 
 def context(source: str) -> FileContext:
@@ -51,6 +51,22 @@ class TestLayoutModel:
             assert step is not None
             dims = step
         assert not view_impossible(dims, (False, False))
+
+    @pytest.mark.parametrize(
+        ("index", "mergeable"),
+        [
+            ("x[:, 1]", False),  # a middle dimension of two or more elements leaves a gap
+            ("x[:, -2]", False),
+            ("x[:, 0]", True),  # the dimension may have had one element
+            ("x[:, :, 1]", True),  # the innermost: the two left are still neighbours
+        ],
+    )
+    def test_an_integer_index_keeps_the_gap_of_a_wide_dimension(self, index: str, mergeable: bool) -> None:
+        op = index_op(cst.ensure_type(cst.parse_expression(index), cst.Subscript))
+        assert op is not None
+        dims = apply(op, source_layout(3))
+        assert dims is not None and len(dims) == 2
+        assert view_impossible(dims, (False,)) is not mergeable  # x[...].view(-1)
 
     def test_an_op_that_does_not_fit_the_rank_is_none(self) -> None:
         assert apply(Op("t", ".t()"), source_layout(3)) is None

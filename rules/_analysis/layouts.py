@@ -160,13 +160,15 @@ def apply(op: Op, dims: Layout) -> Layout | None:
 
 def _index(dims: Layout, items: tuple[str, ...]) -> Layout | None:
     """Basic indexing: "all" (`:`) keeps a dimension, "slice" keeps part of it, "unit"
-    one element of it, "drop" (an integer) removes it, "none" adds a size-1 dimension,
-    "ellipsis" keeps the rest."""
+    one element of it, "drop" (an integer) removes it, "drop-wide" (an integer such as 1 or
+    -2, which only a dimension of two or more elements has) removes it and leaves a gap in
+    memory between its neighbours, "none" adds a size-1 dimension, "ellipsis" keeps the rest."""
     r = len(dims)
     consumed = sum(item not in ("none", "ellipsis") for item in items)
     if consumed > r or items.count("ellipsis") > 1:
         return None
     out: list[Dim] = []
+    gaps: set[int] = set()
     i = 0
     for item in items:
         if item == "ellipsis":
@@ -178,12 +180,15 @@ def _index(dims: Layout, items: tuple[str, ...]) -> Layout | None:
             dim = dims[i]
             if item == "unit":
                 out.append(Dim("unit", 0, ONE))
-            elif item != "drop":
+            elif item == "drop-wide" and dim.kind in ("dim", "maybe"):
+                gaps.add(dim.pos)
+            elif item not in ("drop", "drop-wide"):
                 out.append(dim if item == "all" else Dim(dim.kind, dim.pos))
             i += 1
     out.extend(dims[i:])
-    # A removed dimension may have had size 1, so the ones left keep only their order.
-    order = sorted({d.pos for d in out if d.kind in ("dim", "maybe")})
+    # A removed dimension may have had size 1, so the ones left keep only their order; one
+    # of two or more elements keeps its place, and its neighbours no longer merge.
+    order = sorted({d.pos for d in out if d.kind in ("dim", "maybe")} | gaps)
     return tuple(Dim(d.kind, order.index(d.pos), d.size) if d.kind in ("dim", "maybe") else d for d in out)
 
 
@@ -542,7 +547,9 @@ def index_op(sub: cst.Subscript, counter: Callable[[cst.Name], bool] = lambda na
             items.append("ellipsis")
         elif isinstance(item.value, cst.Name) and item.value.value == "None":
             items.append("none")
-        elif int_value(item.value) is not None or (isinstance(item.value, cst.Name) and counter(item.value)):
+        elif (number := int_value(item.value)) is not None:
+            items.append("drop-wide" if number >= 1 or number <= -2 else "drop")
+        elif isinstance(item.value, cst.Name) and counter(item.value):
             items.append("drop")
         else:
             return None
