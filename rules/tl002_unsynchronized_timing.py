@@ -89,6 +89,16 @@ class UnsynchronizedTiming(Rule):
     CONFIRMED_BY = ("TL002",)
 
     VALID = [
+        # a pipeline hands back images on the host (PIL by default), which waits for the GPU
+        """
+        import time
+        import torch
+        def time_images(pipe, prompt):
+            pipe.to("cuda")
+            start = time.time()
+            images = pipe(prompt, num_inference_steps=2).images
+            return time.time() - start
+        """,
         # Per-layer times between forward hooks that synchronize before each read.
         """
         import time
@@ -364,6 +374,30 @@ class UnsynchronizedTiming(Rule):
     ]
 
     INVALID = [
+        # latents stay on the GPU: the pipeline's call returns before its kernels finish
+        """
+        import time
+        import torch
+        def time_latents(pipe, prompt):
+            pipe.to("cuda")
+            start = time.time()
+            latents = pipe(prompt, output_type="latent").images
+            return time.time() - start  # expect: TL002
+        """,
+        # the timed session is moved to the GPU in place: it is a module (Olive's evaluator)
+        """
+        import time
+        import torch
+        def latencies(model, inputs, repeat):
+            session = model.prepare_session()
+            session.to(torch.device("cuda"))
+            found = []
+            for _ in range(repeat):
+                t = time.perf_counter()
+                session(inputs)
+                found.append(time.perf_counter() - t)  # expect: TL002
+            return found
+        """,
         """
         import time, torch
         model = model.cuda()

@@ -367,3 +367,17 @@ def test_torch_layers_that_compute_the_same_in_eval_mode() -> None:
         """
     )
     assert {k for k in "abcdefgh" if an.mode_free(ctx, k)} == {"a", "b", "d"}
+
+
+def test_a_name_moved_by_a_statement_of_its_own_is_a_module() -> None:
+    ctx = context(
+        """
+        session = model.prepare_session(device=device)
+        session.to(torch_device)
+        x = x.to(torch_device)
+        self.runner.cuda()
+        """
+    )
+    nets = an.Networks(ctx)
+    found = {name: nets.moved_in_place(cst.parse_expression(name)) for name in ("session", "x", "self.runner", "model")}
+    assert found == {"session": True, "x": False, "self.runner": True, "model": False}

@@ -203,6 +203,7 @@ class Networks:
         self.classes = {cls.name.value: cls for cls in self.idx.nodes(cst.ClassDef)}
         self.project_class = project_class or (lambda call: False)
         self._module_classes: dict[str, bool] = {}
+        self._moved_in_place: frozenset[str] | None = None
 
     def is_module_class(self, name: str, _seen: frozenset[str] = frozenset()) -> bool:
         """A class of this module that subclasses `torch.nn.Module` (or a LightningModule),
@@ -225,6 +226,20 @@ class Networks:
         name = dotted(expr)
         values = self.assigned.get(name, []) if name else []
         return bool(values) and depth < MAX_DEPTH and all(self.builds_module(v, depth + 1) for v in values)
+
+    def moved_in_place(self, expr: cst.BaseExpression) -> bool:
+        """The code moves `expr` with a statement of its own (`session.to(device)`, its result
+        unused): only a module moves itself, a tensor's `.to()` returns a copy."""
+        if self._moved_in_place is None:
+            self._moved_in_place = frozenset(
+                name
+                for statement in self.idx.nodes(cst.Expr)
+                if isinstance(statement.value, cst.Call)
+                and method_name(statement.value) in ("to", "cuda")
+                and (owner := receiver(statement.value)) is not None
+                and (name := dotted(owner)) is not None
+            )
+        return dotted(expr) in self._moved_in_place
 
     def builds_module(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
         """`Net(...)`, `Net().to(device).eval()`, `model.cuda()`, `nn.DataParallel(net)`,

@@ -37,9 +37,15 @@ from torchlint.rules._analysis.dataflow import assigned_values, bindings
 from torchlint.rules._analysis.devices import HOST_READS, METADATA as TENSOR_METADATA, METADATA_CALLS
 from torchlint.rules._analysis.flow import LOOP_TYPES, Step, execution_order
 from torchlint.rules._analysis.index import index
-from torchlint.rules._analysis.names import dotted, imports, last_name
+from torchlint.rules._analysis.names import dotted, imports, last_name, string_text
 from torchlint.rules._analysis.networks import Networks, is_cpu_literal
-from torchlint.rules._analysis.vocabulary import TENSOR_FACTORIES, name_says_model_run, name_says_optimizer, name_tokens
+from torchlint.rules._analysis.vocabulary import (
+    PIPELINE_WORDS,
+    TENSOR_FACTORIES,
+    name_says_model_run,
+    name_says_optimizer,
+    name_tokens,
+)
 
 # Methods that wait for the GPU to finish the work queued so far: host reads, and the
 # `synchronize()` of a device, stream or event.
@@ -129,6 +135,8 @@ class GpuWork:
             return Effect.WORK
         if method in ("cuda", "to") and keyword(node, "non_blocking") is not None:
             return Effect.WORK
+        if _pipeline_to_host(node):
+            return Effect.SYNC
         # `model(x)`, `self.encoder(x)`, `net.forward(x)`: running a network.
         target = receiver(node) if method == "forward" else node.func
         if target is not None and self.runs_network(target, depth):
@@ -136,12 +144,14 @@ class GpuWork:
         return None
 
     def runs_network(self, target: cst.BaseExpression, depth: int = 0) -> bool:
-        """Calling `target` runs a network: its name says so, its values are networks, or it
-        is a parameter for which a caller passes GPU work."""
+        """Calling `target` runs a network: its name says so, its values are networks, the
+        code moves it in place (`session.to(device)`), or it is a parameter for which a caller
+        passes GPU work."""
         if isinstance(target, cst.Name) and self._passed_work(target, depth):
             return True
         return name_says_model_run(last_name(target)) or (
-            isinstance(target, (cst.Name, cst.Attribute)) and self.nets.holds_module(target)
+            isinstance(target, (cst.Name, cst.Attribute))
+            and (self.nets.holds_module(target) or self.nets.moved_in_place(target))
         )
 
     def _passed_work(self, name: cst.Name, depth: int) -> bool:
@@ -379,3 +389,13 @@ def is_torch_op(callee: str) -> bool:
             and op not in TENSOR_FACTORIES
         )
     return callee.startswith(TORCH_OP_NAMESPACES) and len(parts) == len(TORCH_OP_NAMESPACES[0].split("."))
+
+
+def _pipeline_to_host(call: cst.Call) -> bool:
+    """`pipe(prompt).images`: an inference pipeline returns host data (diffusers' default
+    `output_type="pil"`, `"np"`, a transformers pipeline's dicts), which waits for the GPU;
+    not with `output_type="pt"` or `"latent"`, which stay on the device."""
+    if not PIPELINE_WORDS.intersection(name_tokens(last_name(call.func) or "")):
+        return False
+    output = keyword(call, "output_type")
+    return output is None or string_text(output.value) in ("pil", "np", "numpy")

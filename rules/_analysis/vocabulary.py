@@ -174,6 +174,9 @@ TEXT_WORDS = frozenset("tokenizer tokenized tokenize tokens encoded collator".sp
 # Names of Hugging Face tokenizers and processors, whose `return_tensors="pt"` outputs are
 # CPU tensors (`tokenizer`, `tok`, `image_processor`, `feature_extractor`).
 TOKENIZER_WORDS = frozenset("tokenizer tokenizers tok processor extractor".split())
+# Names of inference pipelines (Hugging Face `pipeline(...)`, diffusers' `pipe`), whose calls
+# hand back host data (PIL images, NumPy arrays, Python lists) unless asked for tensors.
+PIPELINE_WORDS = frozenset({"pipe", "pipeline", "pipelines"})
 # Collate functions known to return CPU tensors.
 KNOWN_COLLATORS = re.compile(r"(?i)datacollator|data_collator|default_collate|pad_sequence")
 # Names of a micro-step count: `range(gradient_accumulation_steps)`, `range(accum_iter)`.
