@@ -2,7 +2,7 @@
 import means, and what every module defines, as summaries that other files can see.
 
 Layer: between `api.py` (paths, cache, processes) and the engine. Pure standard library;
-the summariser itself (`torchlint.rules._summaries`, the analysis library) is called
+the summariser itself (`torchlint.rules._summarize`, the analysis library) is called
 through `engine.summarize_source`, lazily, so that a fully cached run parses nothing.
 
 ## Roots and module names
@@ -22,7 +22,7 @@ Nothing else is searched: installed packages stay unknown (a lookup answers None
 where unknown could go either way, rules stay silent.
 
 ## Summaries and digests
-A summary is plain JSON data per module (see `torchlint.rules._summaries`): its import
+A summary is plain JSON data per module (see `torchlint.rules._summarize`): its import
 aliases and, per function, method and class, what rules care about. It depends only on
 the module's bytes, so it is cached by their digest. What one file sees of another is
 an *entry*: one top-level definition (or import alias) of a module, looked up by its
