@@ -70,6 +70,26 @@ def test_a_package_reexport_is_followed_to_the_defining_module() -> None:
     assert "clears_grads" in entry.data["effects"]
 
 
+
+def test_a_project_model_is_a_snapshot_its_lookups_answer_alike_for_its_life(tmp_path: Path) -> None:
+    # What makes answering each name once correct (validating the cached results of a
+    # tree asks the same names again and again): a run's model never sees a later edit,
+    # the next run's model does.
+    (tmp_path / "helpers.py").write_text("def clear(model):\n    model.zero_grad()\n")
+    search = (tmp_path,)
+    summaries: list[str] = []
+
+    def summarize(text: str) -> dict[str, object] | None:
+        summaries.append(text)
+        return api.summarize_text(text)
+
+    project = Project(summarize)
+    first = project.lookup("helpers.clear", search)
+    (tmp_path / "helpers.py").write_text("def other():\n    pass\n")
+    assert project.lookup("helpers.clear", search) == first and len(summaries) == 1
+    assert first[0] is not None and "clears_grads" in first[0].data["effects"]
+    assert Project(summarize).lookup("helpers.clear", search) == (None, MISSING)
+
 # -- findings through other modules
 
 # (file, code, line): found only when the project's other modules are known (True), or

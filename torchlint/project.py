@@ -198,6 +198,12 @@ class Project:
         self.read_digests: dict[str, str] = {}
         self._summaries: dict[Path, Summary | None] = {}
         self._searches: dict[Path, tuple[Path, ...]] = {}
+        # The same by file: a file's search path is asked for at every lookup it makes.
+        self._file_searches: dict[Path, tuple[Path, ...]] = {}
+        # Answers of `lookup`: a check, and the validation of every cached result, looks the
+        # same names up from the same folders again and again (every layer module of a
+        # package asks for its base class).
+        self._lookups: dict[tuple[str, tuple[Path, ...]], tuple[Entry | None, str]] = {}
         self._probes: dict[tuple[Path, str], Path | None] = {}
         self._refs: dict[Path, ModuleRef] = {}
         self._digests: dict[tuple[Path, str], str] = {}
@@ -211,9 +217,12 @@ class Project:
 
     def search(self, path: Path) -> tuple[Path, ...]:
         """The search path of a file: the same for every file of a folder."""
-        found = self._searches.get(path.parent)
+        found = self._file_searches.get(path)
         if found is None:
-            found = self._searches[path.parent] = search_path(path, self.checked)
+            found = self._searches.get(path.parent)
+            if found is None:
+                found = self._searches[path.parent] = search_path(path, self.checked)
+            self._file_searches[path] = found
         return found
 
     def module_of(self, path: Path) -> ModuleRef:
@@ -283,7 +292,18 @@ class Project:
 
     def lookup(self, name: str, search: tuple[Path, ...], seen: int = 0) -> tuple[Entry | None, str]:
         """The entry an absolute dotted name denotes, and the digest that the answer depends
-        on: the entry's, or through re-exports the chain of aliases and the final entry's."""
+        on: the entry's, or through re-exports the chain of aliases and the final entry's.
+        Answered once per name and search path: what it reads (the modules found, their
+        summaries) is fixed for the life of the project model."""
+        if seen:
+            return self._lookup(name, search, seen)
+        key = (name, search)
+        found = self._lookups.get(key)
+        if found is None:
+            found = self._lookups[key] = self._lookup(name, search, 0)
+        return found
+
+    def _lookup(self, name: str, search: tuple[Path, ...], seen: int) -> tuple[Entry | None, str]:
         parts = name.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             ref = self.find_module(".".join(parts[:cut]), search)
