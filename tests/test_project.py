@@ -12,7 +12,7 @@ from project_support import PROJECTS, check, check_alone, copy_project, edit, fi
 
 from torchlint import api
 from torchlint.config import Config
-from torchlint.project import MISSING, OUTSIDE, Project, ProjectView
+from torchlint.project import MISSING, OUTSIDE, Project, ProjectView, module_name
 
 PROJECT = PROJECTS / "trainer"
 PACKAGE = PROJECT / "src" / "trainproj"
@@ -44,6 +44,28 @@ def test_relative_names_resolve_against_the_importing_package() -> None:
     assert module.absolute("..outside") is None  # above the top package
     init = ProjectView.of(project, PACKAGE / "__init__.py").module
     assert init.name == "trainproj" and init.absolute(".helpers.x") == "trainproj.helpers.x"
+
+
+@pytest.mark.parametrize(
+    ("relative", "name"),
+    [
+        ("pkg/sub/mod.py", "pkg.sub.mod"),
+        ("pkg/__init__.py", "pkg"),
+        ("__init__.py", ""),
+        ("train.py", "train"),
+        ("notebook.ipynb", "notebook"),
+        ("pkg/.hidden.py", "pkg..hidden"),
+        ("pkg/.py", "pkg..py"),  # a name that is all suffix keeps it, as `Path.stem` does
+        ("pkg/archive.tar.py", "pkg.archive.tar"),
+    ],
+)
+def test_a_module_is_named_from_its_path_below_the_top_folder(relative: str, name: str) -> None:
+    assert module_name(Path("/work/project") / relative, Path("/work/project")) == name
+
+
+def test_a_file_outside_the_top_folder_has_no_module_name() -> None:
+    with pytest.raises(ValueError):
+        module_name(Path("/work/other/x.py"), Path("/work/project"))
 
 
 def test_a_script_sees_its_sibling_modules() -> None:

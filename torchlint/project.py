@@ -164,9 +164,17 @@ def search_path(path: Path, checked: Iterable[Path] = ()) -> tuple[Path, ...]:
 
 
 def module_name(path: Path, top: Path) -> str:
-    """`pkg.sub.mod` for `top/pkg/sub/mod.py`; the package's name for its `__init__.py`."""
-    parts = list(path.relative_to(top).with_suffix("").parts)
-    if parts and parts[-1] == "__init__":
+    """`pkg.sub.mod` for `top/pkg/sub/mod.py`; the package's name for its `__init__.py`.
+    (From the paths' parts: every file of a checked tree is named, and making the relative
+    path and its suffix-less copy as `Path` objects was most of it.)"""
+    above = len(top.parts)
+    if path.parts[:above] != top.parts or len(path.parts) == above:
+        raise ValueError(f"{path} is not below {top}")
+    parts = list(path.parts[above:])
+    dot = parts[-1].rfind(".")
+    if 0 < dot < len(parts[-1]) - 1:  # the suffix as `Path.suffix` finds it
+        parts[-1] = parts[-1][:dot]
+    if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
