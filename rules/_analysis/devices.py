@@ -49,6 +49,7 @@ from torchlint.rules._vocabulary import (
     says_host,
 )
 
+
 def uses_cuda(ctx: FileContext) -> bool:
     """The module places work on a CUDA device: a `.cuda()` call, a `"cuda..."` device string,
     or the NCCL backend. (`torch.cuda.is_available()` alone is not placement.)"""
@@ -104,7 +105,6 @@ ELEMENTWISE = frozenset("float long int half double bool clamp abs neg exp log s
 MAX_FLOW = 5
 # LightningModule hooks that Lightning runs on the module's device with the batch moved there.
 LIGHTNING_STEPS = frozenset({"training_step", "validation_step", "test_step", "predict_step"})
-
 
 
 def mentions_device(ctx: FileContext) -> bool:
@@ -1129,6 +1129,8 @@ PROCESS_GROUP_INITS = frozenset(
 DDP_WRAPPERS = frozenset(
     {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
 )
+
+
 def process_group_inits(ctx: FileContext, through_helpers: bool = False) -> list[cst.Call]:
     """`init_process_group(...)` calls (spelled bare in a snippet without imports too); with
     `through_helpers`, when there is none, the calls of project functions that start the

@@ -357,5 +357,3 @@ def _operands(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(expr, cst.BooleanOperation):
         return [expr.left, expr.right]
     return []
-
-

@@ -27,6 +27,7 @@ from torchlint.rules._analysis.index import Index, index
 from torchlint.rules._analysis.names import Imports, dotted, imports
 from torchlint.rules._vocabulary import WAITING_METHODS, WALL_CLOCKS, says_timer
 
+
 @dataclass(frozen=True)
 class Measurement:
     """A pair of clock reads in one scope's execution order: `steps[start]` starts the
