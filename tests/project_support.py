@@ -14,7 +14,7 @@ from typing import Any, Sequence
 from torchlint import api
 from torchlint.config import Config
 from torchlint.finding import Finding
-from torchlint.rules._summaries import summarize
+from torchlint.rules._summarize import summarize
 
 PROJECTS = Path(__file__).parent / "data" / "projects"
 

@@ -12,7 +12,7 @@ import pytest
 from analysis_support import code, context
 
 from torchlint.rules import _analysis as an
-from torchlint.rules._summaries import summarize
+from torchlint.rules._summarize import summarize
 
 
 SELECTING = [

@@ -14,7 +14,7 @@ from torchlint import api, project as project_module
 from torchlint.cache import content_digest
 from torchlint.config import Config
 from torchlint.project import OWN_PACKAGE, WHOLE_PROJECT, Project, ProjectView
-from torchlint.rules._summaries import summarize
+from torchlint.rules._summarize import summarize
 
 LAYERLIB = Path(__file__).parent / "data" / "projects" / "layerlib"
 

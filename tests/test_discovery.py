@@ -110,3 +110,29 @@ def test_gitignore_patterns(tmp_path: Path, pattern: str, path: str, is_dir: boo
     parsed = parse_pattern(pattern, tmp_path)
     assert parsed is not None
     assert parsed.matches(tmp_path / path, is_dir) is expected
+
+
+# (patterns, whether they can be matched by name alone)
+PATTERN_LISTS = [
+    (list(Config().exclude), True),
+    (["*.log", "build/", "data?", "[abc]x", "{tmp,scratch}", "[!x]y"], True),
+    (["*.py", "!keep.py"], False),  # an un-ignore: matched pattern by pattern
+    (["/top", "sub/*.py", "cache/**", "**/gen", "*.txt"], False),  # anchored
+]
+NAMES = ["train.py", "keep.py", ".venv", "build", "x.egg-info", "data1", "ax", "zy", "xy", "tmp", "gen", "top", "a.log", "notes.txt", "cache"]
+
+
+@pytest.mark.parametrize(("texts", "by_name"), PATTERN_LISTS)
+def test_a_walk_ignores_the_entries_that_its_patterns_ignore_one_by_one(tmp_path: Path, texts: list[str], by_name: bool) -> None:
+    from torchlint.discovery import _ignored, _Ignores
+
+    patterns = [p for p in (parse_pattern(text, tmp_path) for text in texts) if p is not None]
+    ignores = _Ignores(patterns)
+    assert ignores.by_name == by_name
+    decided = set()
+    for name in NAMES:
+        for is_dir in (False, True):
+            path = tmp_path / name
+            decided.add(expected := _ignored(patterns, path, is_dir))
+            assert ignores.ignored(path, is_dir) == expected, (name, is_dir)
+    assert decided == {True, False}

@@ -12,7 +12,7 @@ from project_support import PROJECTS, check, check_alone, copy_project, edit, fi
 
 from torchlint import api
 from torchlint.config import Config
-from torchlint.project import MISSING, OUTSIDE, Project, ProjectView
+from torchlint.project import MISSING, OUTSIDE, Project, ProjectView, module_name
 
 PROJECT = PROJECTS / "trainer"
 PACKAGE = PROJECT / "src" / "trainproj"
@@ -46,6 +46,28 @@ def test_relative_names_resolve_against_the_importing_package() -> None:
     assert init.name == "trainproj" and init.absolute(".helpers.x") == "trainproj.helpers.x"
 
 
+@pytest.mark.parametrize(
+    ("relative", "name"),
+    [
+        ("pkg/sub/mod.py", "pkg.sub.mod"),
+        ("pkg/__init__.py", "pkg"),
+        ("__init__.py", ""),
+        ("train.py", "train"),
+        ("notebook.ipynb", "notebook"),
+        ("pkg/.hidden.py", "pkg..hidden"),
+        ("pkg/.py", "pkg..py"),  # a name that is all suffix keeps it, as `Path.stem` does
+        ("pkg/archive.tar.py", "pkg.archive.tar"),
+    ],
+)
+def test_a_module_is_named_from_its_path_below_the_top_folder(relative: str, name: str) -> None:
+    assert module_name(Path("/work/project") / relative, Path("/work/project")) == name
+
+
+def test_a_file_outside_the_top_folder_has_no_module_name() -> None:
+    with pytest.raises(ValueError):
+        module_name(Path("/work/other/x.py"), Path("/work/project"))
+
+
 def test_a_script_sees_its_sibling_modules() -> None:
     project = Project(no_summaries)
     module = ProjectView.of(project, PROJECT / "scripts" / "launch.py").module
@@ -69,6 +91,26 @@ def test_a_package_reexport_is_followed_to_the_defining_module() -> None:
     assert entry is not None and entry.name == "trainproj.helpers.begin_step"
     assert "clears_grads" in entry.data["effects"]
 
+
+
+def test_a_project_model_is_a_snapshot_its_lookups_answer_alike_for_its_life(tmp_path: Path) -> None:
+    # What makes answering each name once correct (validating the cached results of a
+    # tree asks the same names again and again): a run's model never sees a later edit,
+    # the next run's model does.
+    (tmp_path / "helpers.py").write_text("def clear(model):\n    model.zero_grad()\n")
+    search = (tmp_path,)
+    summaries: list[str] = []
+
+    def summarize(text: str) -> dict[str, object] | None:
+        summaries.append(text)
+        return api.summarize_text(text)
+
+    project = Project(summarize)
+    first = project.lookup("helpers.clear", search)
+    (tmp_path / "helpers.py").write_text("def other():\n    pass\n")
+    assert project.lookup("helpers.clear", search) == first and len(summaries) == 1
+    assert first[0] is not None and "clears_grads" in first[0].data["effects"]
+    assert Project(summarize).lookup("helpers.clear", search) == (None, MISSING)
 
 # -- findings through other modules
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from project_support import PROJECTS, check, check_alone, copy_project, edit, findings, summary, write_project
 
 from torchlint.project import CALLERS, OWN_PACKAGE, PROJECT as PROJECT_FACT, Project, ProjectView
-from torchlint.rules._summaries import summarize
+from torchlint.rules._summarize import summarize
 
 PROJECT = PROJECTS / "layerlib"
 # Not `Positions.forward`'s factory, which a helper of the project moves.

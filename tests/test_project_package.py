@@ -11,7 +11,7 @@ from pathlib import Path
 from project_support import PROJECTS, check, check_alone, copy_project, edit, findings, summary
 
 from torchlint.project import PACKAGE, Project, ProjectView
-from torchlint.rules._summaries import summarize
+from torchlint.rules._summarize import summarize
 
 PROJECT = PROJECTS / "datapkg"
 FOUND = [("pipeline/loaders.py", 5, "TL017")]

@@ -64,6 +64,32 @@ def test_a_cached_check_imports_no_libcst_and_no_openssl(tmp_path: Path) -> None
         assert unwanted not in first and unwanted not in again, unwanted
 
 
+TRAINER = """
+from helpers import clear
+
+def train(model, loader, optimizer):
+    for x, y in loader:
+        clear(model)
+        loss = model(x).sum()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_a_rerun_after_editing_a_helper_summarises_it_without_libcst(tmp_path: Path) -> None:
+    # The helper passes no rule's triggers, so its own check parses nothing; the trainer's
+    # cached result depends on the helper's `clear`, so the edited helper is summarised
+    # again (with `ast`) to validate it, and that must not import LibCST.
+    (tmp_path / "train.py").write_text(TRAINER)
+    helpers = tmp_path / "helpers.py"
+    helpers.write_text("def clear(model):\n    model.zero_grad()\n")
+    first = modules_after(tmp_path, "check", "--isolated", ".")
+    helpers.write_text("def clear(model):\n    model.zero_grad()\n\n\ndef unrelated():\n    return 1\n")
+    again = modules_after(tmp_path, "check", "--isolated", ".")
+    assert "libcst" in first and "torchlint.rules._summarize" in again
+    assert "libcst" not in again and "torchlint.rules._analysis" not in again
+
+
 def test_the_probe_command_still_works_when_asked_for(tmp_path: Path) -> None:
     assert "torchlint.probe_cli" in modules_after(tmp_path, "probe", "--help")
     done = subprocess.run([sys.executable, "-m", "torchlint", "--help"], capture_output=True, text=True, timeout=60)

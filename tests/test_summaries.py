@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-import torchlint.rules._summaries as summaries_module
-from torchlint.rules._summaries import summarize
+import torchlint.rules._summarize as summarize_module
+from torchlint.rules._summarize import summarize
 
 
 def summary(source: str) -> dict[str, Any]:
@@ -257,5 +257,5 @@ def test_the_parameters_a_function_moves_before_reading_them(body: str, placed: 
 
 
 def test_a_summary_is_plain_json() -> None:
-    data = summarize(ast.parse(inspect.getsource(summaries_module)))
+    data = summarize(ast.parse(inspect.getsource(summarize_module)))
     assert json.loads(json.dumps(data)) == data

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from torchlint.config import Config
-from torchlint.globs import PathPattern, PatternError, compile_pattern
+from torchlint.globs import PathPattern, PatternError, compile_pattern, names_regex
 
 SOURCE_SUFFIXES = (".py", ".ipynb")
 
@@ -92,6 +92,25 @@ def _ignored(patterns: list[IgnorePattern], path: Path, is_dir: bool) -> bool:
         if pattern.matches(path, is_dir):
             result = not pattern.negated
     return result
+
+
+class _Ignores:
+    """`_ignored` for the entries of one folder: where every pattern matches a name at any
+    depth and none un-ignores (the default excludes, most `.gitignore` files), one regex
+    per kind of entry answers for all of them."""
+
+    def __init__(self, patterns: list[IgnorePattern]) -> None:
+        self.patterns = patterns
+        self.by_name = not any(p.pattern.anchored or p.negated for p in patterns)
+        names = [p.pattern for p in patterns] if self.by_name else []
+        self.files = names_regex(names, is_dir=False)
+        self.folders = names_regex(names, is_dir=True)
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        if not self.by_name:
+            return _ignored(self.patterns, path, is_dir)
+        regex = self.folders if is_dir else self.files
+        return regex is not None and regex.fullmatch(path.name) is not None
 
 
 def _git_root(start: Path) -> Path | None:
@@ -182,6 +201,7 @@ def _sort_key(path: Path, cwd: Path) -> str:
 
 def _walk(start: Path, excludes: list[IgnorePattern], gitignore: bool, found: dict[Path, None]) -> None:
     start_resolved = start.resolve()
+    excluded = _Ignores(excludes)
     base_patterns = _inherited_gitignores(start_resolved) if gitignore else []
     seen: set[tuple[int, int]] = set()
     stack: list[tuple[Path, list[IgnorePattern]]] = [(start, base_patterns)]
@@ -203,6 +223,7 @@ def _walk(start: Path, excludes: list[IgnorePattern], gitignore: bool, found: di
                 found[folder] = None
             continue
         folder_resolved = folder.resolve()
+        ignores = _Ignores(patterns)
         for entry in entries:
             path = Path(entry.path)
             resolved = folder_resolved / entry.name
@@ -211,7 +232,7 @@ def _walk(start: Path, excludes: list[IgnorePattern], gitignore: bool, found: di
                 is_file = entry.is_file()
             except OSError:
                 continue
-            if _ignored(excludes, resolved, is_dir) or _ignored(patterns, resolved, is_dir):
+            if excluded.ignored(resolved, is_dir) or ignores.ignored(resolved, is_dir):
                 continue
             if is_dir:
                 if not _is_virtualenv(path):

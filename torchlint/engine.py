@@ -332,8 +332,8 @@ def one_line(text: str, limit: int = 200) -> str:
 
 def summarize_source(source: str) -> dict[str, Any] | None:
     """The summary that other files of a project see of this module (see
-    `torchlint.rules._summaries`); None when Python cannot parse it."""
-    from torchlint.rules._summaries import summarize
+    `torchlint.rules._summarize`); None when Python cannot parse it."""
+    from torchlint.rules._summarize import summarize
 
     try:
         with INTERPRETER_LOCK, warnings.catch_warnings(), recursion_limit(GUARD_RECURSION_LIMIT):

@@ -101,6 +101,20 @@ def last_match(patterns: Iterable[PathPattern], relpath: str, is_dir: bool) -> b
     return result
 
 
+def names_regex(patterns: Iterable[PathPattern], is_dir: bool) -> re.Pattern[str] | None:
+    """One regex that fullmatches a file's (or with `is_dir`, a folder's) name, without
+    its folders, where some of `patterns` matches it; None where none can. For patterns
+    that are not anchored (they match a name at any depth): a walk asks it of every entry,
+    and asking each pattern in turn was some 40% of walking a tree."""
+    globs = tuple(p.glob for p in patterns if not p.anchored and (is_dir or not p.dir_only))
+    return _alternatives(globs) if globs else None
+
+
+@lru_cache(maxsize=256)
+def _alternatives(globs: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{_regex_text(glob)})" for glob in globs), re.DOTALL)
+
+
 def check_pattern(text: str) -> None:
     """Raise `PatternError` for a configured pattern whose braces do not pair up, which
     would otherwise silently match its braces literally."""
@@ -109,11 +123,15 @@ def check_pattern(text: str) -> None:
 
 @lru_cache(maxsize=1024)
 def _regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(_regex_text(pattern), re.DOTALL)
+
+
+def _regex_text(pattern: str) -> str:
     try:
         body, _ = _translate(pattern, 0, top=True)
     except PatternError:  # as git does: braces are no syntax of .gitignore
         body, _ = _translate(pattern.replace("{", "\\{").replace("}", "\\}"), 0, top=True)
-    return re.compile(body, re.DOTALL)
+    return body
 
 
 def _translate(pattern: str, i: int, top: bool) -> tuple[str, int]:

@@ -2,7 +2,7 @@
 import means, and what every module defines, as summaries that other files can see.
 
 Layer: between `api.py` (paths, cache, processes) and the engine. Pure standard library;
-the summariser itself (`torchlint.rules._summaries`, the analysis library) is called
+the summariser itself (`torchlint.rules._summarize`, the analysis library) is called
 through `engine.summarize_source`, lazily, so that a fully cached run parses nothing.
 
 ## Roots and module names
@@ -22,7 +22,7 @@ Nothing else is searched: installed packages stay unknown (a lookup answers None
 where unknown could go either way, rules stay silent.
 
 ## Summaries and digests
-A summary is plain JSON data per module (see `torchlint.rules._summaries`): its import
+A summary is plain JSON data per module (see `torchlint.rules._summarize`): its import
 aliases and, per function, method and class, what rules care about. It depends only on
 the module's bytes, so it is cached by their digest. What one file sees of another is
 an *entry*: one top-level definition (or import alias) of a module, looked up by its
@@ -164,9 +164,17 @@ def search_path(path: Path, checked: Iterable[Path] = ()) -> tuple[Path, ...]:
 
 
 def module_name(path: Path, top: Path) -> str:
-    """`pkg.sub.mod` for `top/pkg/sub/mod.py`; the package's name for its `__init__.py`."""
-    parts = list(path.relative_to(top).with_suffix("").parts)
-    if parts and parts[-1] == "__init__":
+    """`pkg.sub.mod` for `top/pkg/sub/mod.py`; the package's name for its `__init__.py`.
+    (From the paths' parts: every file of a checked tree is named, and making the relative
+    path and its suffix-less copy as `Path` objects was most of it.)"""
+    above = len(top.parts)
+    if path.parts[:above] != top.parts or len(path.parts) == above:
+        raise ValueError(f"{path} is not below {top}")
+    parts = list(path.parts[above:])
+    dot = parts[-1].rfind(".")
+    if 0 < dot < len(parts[-1]) - 1:  # the suffix as `Path.suffix` finds it
+        parts[-1] = parts[-1][:dot]
+    if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
@@ -198,6 +206,12 @@ class Project:
         self.read_digests: dict[str, str] = {}
         self._summaries: dict[Path, Summary | None] = {}
         self._searches: dict[Path, tuple[Path, ...]] = {}
+        # The same by file: a file's search path is asked for at every lookup it makes.
+        self._file_searches: dict[Path, tuple[Path, ...]] = {}
+        # Answers of `lookup`: a check, and the validation of every cached result, looks the
+        # same names up from the same folders again and again (every layer module of a
+        # package asks for its base class).
+        self._lookups: dict[tuple[str, tuple[Path, ...]], tuple[Entry | None, str]] = {}
         self._probes: dict[tuple[Path, str], Path | None] = {}
         self._refs: dict[Path, ModuleRef] = {}
         self._digests: dict[tuple[Path, str], str] = {}
@@ -211,9 +225,12 @@ class Project:
 
     def search(self, path: Path) -> tuple[Path, ...]:
         """The search path of a file: the same for every file of a folder."""
-        found = self._searches.get(path.parent)
+        found = self._file_searches.get(path)
         if found is None:
-            found = self._searches[path.parent] = search_path(path, self.checked)
+            found = self._searches.get(path.parent)
+            if found is None:
+                found = self._searches[path.parent] = search_path(path, self.checked)
+            self._file_searches[path] = found
         return found
 
     def module_of(self, path: Path) -> ModuleRef:
@@ -283,7 +300,18 @@ class Project:
 
     def lookup(self, name: str, search: tuple[Path, ...], seen: int = 0) -> tuple[Entry | None, str]:
         """The entry an absolute dotted name denotes, and the digest that the answer depends
-        on: the entry's, or through re-exports the chain of aliases and the final entry's."""
+        on: the entry's, or through re-exports the chain of aliases and the final entry's.
+        Answered once per name and search path: what it reads (the modules found, their
+        summaries) is fixed for the life of the project model."""
+        if seen:
+            return self._lookup(name, search, seen)
+        key = (name, search)
+        found = self._lookups.get(key)
+        if found is None:
+            found = self._lookups[key] = self._lookup(name, search, 0)
+        return found
+
+    def _lookup(self, name: str, search: tuple[Path, ...], seen: int) -> tuple[Entry | None, str]:
         parts = name.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             ref = self.find_module(".".join(parts[:cut]), search)

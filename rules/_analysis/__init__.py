@@ -8,7 +8,9 @@ most once per file, through `FileContext.analysis`.
 - `callgraph`: functions, methods, classes, and which local functions a call may run.
 - `flow`: loops, execution order through helpers, branches, early exits.
 - `dataflow`: which binding a use of a name reads; values assigned to each name.
-- `vocabulary`: every word list behind a name-based guess.
+- `vocabulary` (`rules/_vocabulary.py`, beside the package: the project summaries, which must
+  not import LibCST, use it too): every word list behind a name-based guess, and the names
+  of torch's API that the analyses recognise.
 - `training`: backward passes, optimizer steps, gradient clears, training and epoch loops.
 - `modes`: train/eval calls, gradient-free regions, what the code calls a network, where
   the code switches to eval mode.
@@ -112,7 +114,7 @@ from torchlint.rules._analysis.dataflow import (
     bindings as bindings,
     bound_target as bound_target,
 )
-from torchlint.rules._analysis.vocabulary import (
+from torchlint.rules._vocabulary import (
     name_tokens as name_tokens,
     DEVICE_WORDS as DEVICE_WORDS,
     name_says_optimizer as name_says_optimizer,
@@ -170,12 +172,6 @@ from torchlint.rules._analysis.devices import (
     placements as placements,
     ParallelWraps as ParallelWraps,
     parallel_wraps as parallel_wraps,
-    call_selects_gpu as call_selects_gpu,
-    VISIBLE_DEVICES as VISIBLE_DEVICES,
-    CUDA_TEXT as CUDA_TEXT,
-    METADATA as METADATA,
-    METADATA_CALLS as METADATA_CALLS,
-    SCALAR_ARG_METHODS as SCALAR_ARG_METHODS,
     process_group_inits as process_group_inits,
     ddp_wrappers as ddp_wrappers,
     backend as backend,
@@ -286,11 +282,10 @@ from torchlint.rules._analysis.evaluation import (
     evaluations as evaluations,
     forward_key as forward_key,
 )
-from torchlint.rules._analysis.vocabulary import (
+from torchlint.rules._vocabulary import (
     name_says_forward as name_says_forward,
 )
 from torchlint.rules._analysis.timing import (
-    WALL_CLOCKS as WALL_CLOCKS,
     Measurement as Measurement,
     Clocks as Clocks,
     clocks as clocks,
@@ -304,11 +299,8 @@ from torchlint.rules._analysis.networks import (
     is_cpu_literal as is_cpu_literal,
 )
 from torchlint.rules._analysis.synchronization import (
-    TENSOR_WORK as TENSOR_WORK,
-    WAITING_METHODS as WAITING_METHODS,
     Effect as Effect,
     GpuWork as GpuWork,
-    is_torch_op as is_torch_op,
 )
 from torchlint.rules._analysis.iterations import (
     Part as Part,
@@ -368,7 +360,7 @@ from torchlint.rules._analysis.flow import (
 from torchlint.rules._analysis.training import (
     engine_steps as engine_steps,
 )
-from torchlint.rules._analysis.vocabulary import (
+from torchlint.rules._vocabulary import (
     says_scheduler as says_scheduler,
 )
 from torchlint.rules._analysis.expected_warnings import (

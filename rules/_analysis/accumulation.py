@@ -22,7 +22,7 @@ from torchlint.rules._analysis.flow import Event, flow
 from torchlint.rules._analysis.index import children, Index, index
 from torchlint.rules._analysis.names import dotted, imports, Imports, last_name
 from torchlint.rules._analysis.training import backpropagated, Training, training
-from torchlint.rules._analysis.vocabulary import ACCUMULATION_WORDS, name_says_optimizer, name_tokens, says_gradient_scaling
+from torchlint.rules._vocabulary import ACCUMULATION_WORDS, name_says_optimizer, name_tokens, says_gradient_scaling
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from torchlint.rules._analysis.index import Index, index
 from torchlint.rules._analysis.modes import grad_free_blocks, grad_mode_flag, is_grad_free_call
 from torchlint.rules._analysis.names import dotted, imports, last_name
 from torchlint.rules._analysis.training import training
-from torchlint.rules._analysis.vocabulary import name_says_evaluation, name_says_optimizer
+from torchlint.rules._vocabulary import name_says_evaluation, name_says_optimizer
 
 # `autocast` callables whose `dtype` defaults to the device's fast type (float16 on CUDA).
 GENERIC_AUTOCAST = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"})

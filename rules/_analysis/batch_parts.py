@@ -38,7 +38,7 @@ from torchlint.rules._analysis.loaders import (
 )
 from torchlint.rules._analysis.names import string_text
 from torchlint.rules._analysis.totals import binding_before
-from torchlint.rules._analysis.vocabulary import says_length
+from torchlint.rules._vocabulary import says_length
 
 # Statements after which a branch's path does not reach the code after the chain.
 EXITS = (cst.Continue, cst.Break, cst.Return, cst.Raise)

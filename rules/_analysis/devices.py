@@ -34,9 +34,20 @@ from torchlint.rules._analysis.index import children, Index, index
 from torchlint.rules._analysis.modes import model_key, strip_self_returning
 from torchlint.rules._analysis.networks import networks
 from torchlint.rules._analysis.names import calls_to, dotted, Imports, imports, last_name, mentions, string_text
-from torchlint.rules._analysis.vocabulary import DEVICE_WORDS, RANK_WORDS, name_says_model_run, name_tokens, says_host
-
-CUDA_TEXT = re.compile(r"^(cuda|nccl)\b")
+from torchlint.rules._vocabulary import (
+    CUDA_TEXT,
+    DEVICE_WORDS,
+    HOST_READS,
+    METADATA,
+    METADATA_CALLS,
+    RANK_WORDS,
+    SCALAR_ARG_METHODS,
+    VISIBLE_DEVICES,
+    call_selects_gpu,
+    name_says_model_run,
+    name_tokens,
+    says_host,
+)
 
 
 def uses_cuda(ctx: FileContext) -> bool:
@@ -74,8 +85,7 @@ FACTORIES = frozenset(
 )
 # Methods that put their receiver where the model is.
 MOVES = frozenset({"to", "cuda", "type_as"})
-# Methods and builtins that bring a value back to the host: the tensor never meets the model.
-HOST_READS = frozenset({"item", "tolist", "numpy", "cpu"})
+# Builtins that bring a value back to the host: the tensor never meets the model.
 HOST_BUILTINS = frozenset({"float", "int", "bool", "len", "list", "tuple", "range", "str"})
 # Wrapping a tensor in these registers it with the module, which `.to(device)` moves.
 REGISTERS = frozenset({"register_buffer", "Parameter", "register_parameter"})
@@ -83,22 +93,8 @@ DTYPES = frozenset(
     """float float32 float16 float64 half double bfloat16 long int int64 int32 int16 int8 uint8
     bool complex64 complex128 cfloat cdouble""".split()
 )
-# Reading these from a tensor gives host values (or a device), never device data.
-METADATA = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", "requires_grad"})
-# (`shape_as_tensor` gives a tensor's shape as a CPU tensor, as ONNX export traces it.)
-METADATA_CALLS = frozenset(
-    {"size", "dim", "numel", "nelement", "element_size", "get_device", "stride", "is_contiguous", "shape_as_tensor", "_shape_as_tensor"}
-)
 # Methods that `self.<name>(...)` may call without being a submodule.
 SELF_HELPERS = frozenset({"register_buffer", "register_parameter", "parameters", "buffers", "modules", "children"})
-# Methods of a tensor whose arguments are sizes, dims or scalars, never other tensors.
-SCALAR_ARG_METHODS = frozenset(
-    """view reshape repeat expand unsqueeze squeeze permute transpose flatten unflatten float long int
-    half double bool byte contiguous clone detach flip roll narrow split chunk sum mean prod cumsum
-    cumprod clamp clamp_ tril triu tril_ triu_ repeat_interleave uniform_ normal_ fill_ random_
-    exponential_ bernoulli_ zero_ exp log sqrt abs neg sin cos softmax argmax argmin topk sort unbind
-    movedim""".split()
-)
 SHAPED = frozenset({"zeros", "ones", "empty", "full", "rand", "randn"})
 # Factories whose result is always one-dimensional.
 ONE_DIMENSIONAL = frozenset({"arange", "linspace", "logspace", "randperm"})
@@ -109,7 +105,6 @@ ELEMENTWISE = frozenset("float long int half double bool clamp abs neg exp log s
 MAX_FLOW = 5
 # LightningModule hooks that Lightning runs on the module's device with the batch moved there.
 LIGHTNING_STEPS = frozenset({"training_step", "validation_step", "test_step", "predict_step"})
-
 
 
 def mentions_device(ctx: FileContext) -> bool:
@@ -1134,18 +1129,6 @@ PROCESS_GROUP_INITS = frozenset(
 DDP_WRAPPERS = frozenset(
     {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
 )
-# Calls that select the process's current GPU.
-GPU_SELECTORS = frozenset({"set_device", "set_device_index"})
-# An environment variable that, set per process, leaves each process one GPU.
-VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
-
-
-def call_selects_gpu(callee: str, keywords: Iterable[str | None]) -> bool:
-    """A call that gives the process its own GPU, by its (qualified) callee and keyword
-    names: `torch.cuda.set_device(rank)`, `torch.cuda.device(rank)`, any call with
-    `device_id=` (`init_process_group`, FSDP). The one definition for this module's LibCST
-    analysis and for the project summaries, which walk `ast`."""
-    return callee.rpartition(".")[2] in GPU_SELECTORS or callee.endswith("cuda.device") or "device_id" in keywords
 
 
 def process_group_inits(ctx: FileContext, through_helpers: bool = False) -> list[cst.Call]:

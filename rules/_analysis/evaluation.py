@@ -50,7 +50,7 @@ from torchlint.rules._analysis.modes import (
 )
 from torchlint.rules._analysis.names import dotted, Imports, imports, last_name, mentions
 from torchlint.rules._analysis.networks import mode_owned_elsewhere, networks
-from torchlint.rules._analysis.vocabulary import name_says_forward
+from torchlint.rules._vocabulary import name_says_forward
 
 _OPTIMIZER_NAME = re.compile(r"opt|scaler", re.IGNORECASE)
 _BUILTINS = frozenset(dir(builtins))

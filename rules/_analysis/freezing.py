@@ -32,7 +32,7 @@ from torchlint.rules._analysis.dataflow import assigned_values
 from torchlint.rules._analysis.index import index
 from torchlint.rules._analysis.modes import assigned_chain_target, model_key, strip_self_returning
 from torchlint.rules._analysis.names import dotted, last_name
-from torchlint.rules._analysis.vocabulary import FROZEN_WORDS, name_tokens
+from torchlint.rules._vocabulary import FROZEN_WORDS, name_tokens
 
 _FREEZE_NAME = re.compile(r"freeze|requires_grad", re.IGNORECASE)
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)

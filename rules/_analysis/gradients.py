@@ -17,7 +17,7 @@ from torchlint.rules._analysis.dataflow import assigned_values
 from torchlint.rules._analysis.index import children, Index, index
 from torchlint.rules._analysis.names import dotted
 from torchlint.rules._analysis.training import graph_replays, Training, training
-from torchlint.rules._analysis.vocabulary import name_says_optimizer, name_tokens
+from torchlint.rules._vocabulary import name_says_optimizer, name_tokens
 
 # What a plain `X.zero_grad()` most likely means by X when the module steps one optimizer.
 MODEL_WORDS = frozenset({"model", "net", "network", "module", "self"})

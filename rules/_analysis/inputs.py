@@ -30,7 +30,7 @@ from torchlint.rules._analysis.index import Index, index
 from torchlint.rules._analysis.loaders import STAYS_PUT, TENSORS_FROM_DATA, calls_on_raw_data, move_statement
 from torchlint.rules._analysis.modes import model_key
 from torchlint.rules._analysis.names import Imports, imports, last_name, string_text
-from torchlint.rules._analysis.vocabulary import TOKENIZER_WORDS, name_tokens
+from torchlint.rules._vocabulary import TOKENIZER_WORDS, name_tokens
 
 # Tokenizer methods that take `return_tensors=`; the others are read by their receiver's name.
 TOKENIZER_METHODS = frozenset("encode encode_plus batch_encode_plus pad apply_chat_template".split())

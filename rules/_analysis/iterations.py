@@ -27,7 +27,7 @@ from torchlint.rules._analysis.flow import enclosing_loops, flow, loops_run_by, 
 from torchlint.rules._analysis.index import index
 from torchlint.rules._analysis.names import dotted, imports, last_name
 from torchlint.rules._analysis.training import training
-from torchlint.rules._analysis.vocabulary import name_says_optimizer
+from torchlint.rules._vocabulary import name_says_optimizer
 
 # How many calls deep an iteration's code is followed.
 MAX_DEPTH = 5

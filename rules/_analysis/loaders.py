@@ -39,7 +39,7 @@ from torchlint.rules._analysis.index import Index, index
 from torchlint.rules._analysis.totals import binding_before
 from torchlint.rules._analysis.names import calls_to, dotted, imports, last_name, mentions
 from torchlint.rules._analysis.training import unwrap_iterable
-from torchlint.rules._analysis.vocabulary import (
+from torchlint.rules._vocabulary import (
     DATA_HOOKS,
     DEVICE_LOADER_METHODS,
     KNOWN_COLLATORS,

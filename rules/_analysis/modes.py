@@ -17,7 +17,7 @@ from torchlint.rules._analysis.calls import called_module, callee_name, method_n
 from torchlint.rules._analysis.flow import enclosing_loops
 from torchlint.rules._analysis.index import Index, index
 from torchlint.rules._analysis.names import Imports, dotted, last_name
-from torchlint.rules._analysis.vocabulary import (
+from torchlint.rules._vocabulary import (
     GRAD_FREE_NAME,
     MODEL_WRAPPERS,
     MODULE_UTILITY_METHODS,

@@ -39,7 +39,7 @@ from torchlint.rules._analysis.index import Index, index
 from torchlint.rules._analysis.modes import grad_free_decorated, model_key, runs_with_gradients, wrapped_model
 from torchlint.rules._analysis.names import Imports, dotted, imports, last_name, string_text
 from torchlint.rules._analysis.training import training
-from torchlint.rules._analysis.vocabulary import (
+from torchlint.rules._vocabulary import (
     MODE_DEPENDENT,
     MODE_FRAMEWORKS,
     MODEL_WRAPPERS,

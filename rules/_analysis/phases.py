@@ -23,7 +23,7 @@ from torchlint.rules._analysis.modes import mode_calls, model_key
 from torchlint.rules._analysis.names import dotted, imports
 from torchlint.rules._analysis.networks import looks_like_model
 from torchlint.rules._analysis.training import training
-from torchlint.rules._analysis.vocabulary import (
+from torchlint.rules._vocabulary import (
     PHASE_WORDS,
     TRAINING_FLAG_WORDS,
     TRAINING_PHASES,

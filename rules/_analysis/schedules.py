@@ -21,7 +21,7 @@ from torchlint.rules._analysis.expected_warnings import expected_warnings
 from torchlint.rules._analysis.index import index
 from torchlint.rules._analysis.names import dotted, imports
 from torchlint.rules._analysis.training import engine_steps, training
-from torchlint.rules._analysis.vocabulary import says_scheduler
+from torchlint.rules._vocabulary import says_scheduler
 
 # `torch.optim.lr_scheduler` classes and the Hugging Face factories that build one.
 TORCH_SCHEDULERS = ("torch.optim.lr_scheduler.", "torch.optim.swa_utils.SWALR")

@@ -34,34 +34,22 @@ from torchlint.rules._analysis.calls import (
     same_expr,
 )
 from torchlint.rules._analysis.dataflow import assigned_values, bindings
-from torchlint.rules._analysis.devices import HOST_READS, METADATA as TENSOR_METADATA, METADATA_CALLS
 from torchlint.rules._analysis.flow import LOOP_TYPES, Step, execution_order
 from torchlint.rules._analysis.index import index
 from torchlint.rules._analysis.names import dotted, imports, last_name, string_text
 from torchlint.rules._analysis.networks import Networks, is_cpu_literal
-from torchlint.rules._analysis.vocabulary import (
+from torchlint.rules._vocabulary import (
+    METADATA as TENSOR_METADATA,
+    METADATA_CALLS,
     PIPELINE_WORDS,
-    TENSOR_FACTORIES,
+    TENSOR_WORK,
+    WAITING_METHODS,
+    is_torch_op,
     name_says_model_run,
     name_says_optimizer,
     name_tokens,
 )
 
-# Methods that wait for the GPU to finish the work queued so far: host reads, and the
-# `synchronize()` of a device, stream or event.
-WAITING_METHODS = HOST_READS | frozenset({"synchronize"})
-# `torch.<op>` functions that launch no kernels (or block anyway).
-TORCH_HOST_ONLY = frozenset(
-    """device manual_seed seed no_grad inference_mode enable_grad autocast load save compile
-    tensor as_tensor from_numpy is_tensor is_grad_enabled numel typename""".split()
-)
-TORCH_OP_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
-# Tensor methods that are unmistakably GPU compute (generic names such as `add` or `sum`
-# are left out: too many non-tensor objects have them).
-TENSOR_WORK = frozenset(
-    """matmul mm bmm mv addmm baddbmm einsum conv1d conv2d conv3d softmax log_softmax relu gelu
-    sigmoid tanh topk argmax argmin cumsum backward""".split()
-)
 # Attributes and methods of a tensor that are host metadata, not device data.
 METADATA = TENSOR_METADATA | METADATA_CALLS
 # Builtins that turn their argument into host text or numbers.
@@ -374,21 +362,6 @@ def _operands(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(expr, cst.BooleanOperation):
         return [expr.left, expr.right]
     return []
-
-
-def is_torch_op(callee: str) -> bool:
-    """`torch.matmul`, `torch.nn.functional.relu` (a qualified name): an op that launches kernels."""
-    parts = callee.split(".")
-    if len(parts) == 2 and parts[0] == "torch":
-        op = parts[1]
-        return (
-            op[:1].islower()
-            and not op.startswith(("set_", "get_", "is_", "_"))
-            and op not in TORCH_HOST_ONLY
-            # Factories launch at most a fill kernel: not the work anyone times.
-            and op not in TENSOR_FACTORIES
-        )
-    return callee.startswith(TORCH_OP_NAMESPACES) and len(parts) == len(TORCH_OP_NAMESPACES[0].split("."))
 
 
 def _pipeline_to_host(call: cst.Call) -> bool:

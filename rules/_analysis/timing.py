@@ -24,23 +24,8 @@ from torchlint.rules._analysis.callgraph import functions
 from torchlint.rules._analysis.calls import callee_name, keyword, method_name, positional
 from torchlint.rules._analysis.flow import Step
 from torchlint.rules._analysis.index import Index, index
-from torchlint.rules._analysis.synchronization import WAITING_METHODS
 from torchlint.rules._analysis.names import Imports, dotted, imports
-from torchlint.rules._analysis.vocabulary import says_timer
-
-WALL_CLOCKS = frozenset(
-    {
-        "time.time",
-        "time.time_ns",
-        "time.perf_counter",
-        "time.perf_counter_ns",
-        "time.monotonic",
-        "time.monotonic_ns",
-        "timeit.default_timer",
-        "datetime.datetime.now",
-        "datetime.datetime.utcnow",
-    }
-)
+from torchlint.rules._vocabulary import WAITING_METHODS, WALL_CLOCKS, says_timer
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from torchlint.rules._analysis.flow import enclosing_loops, loops_run_by
 from torchlint.rules._analysis.calls import callee_name, is_false, method_name, positional, receiver
 from torchlint.rules._analysis.index import Index, N, index
 from torchlint.rules._analysis.names import Imports, dotted, imports, last_name
-from torchlint.rules._analysis.vocabulary import (
+from torchlint.rules._vocabulary import (
     CLEAR_HELPER,
     FRAMEWORK_BACKWARD_WORDS,
     is_optimizer_class,

@@ -35,7 +35,7 @@ from torchlint.rules._analysis.modes import (
 from torchlint.rules._analysis.names import dotted, imports, last_name
 from torchlint.rules._analysis.networks import looks_like_model, trained_models
 from torchlint.rules._analysis.training import training, unwrap_iterable
-from torchlint.rules._analysis.vocabulary import name_says_evaluation, name_tokens, says_evaluation_data
+from torchlint.rules._vocabulary import name_says_evaluation, name_tokens, says_evaluation_data
 
 # Functions that put sub-modules in eval mode to freeze batch-norm during training.
 FREEZER_WORDS = frozenset("freeze frozen bn batchnorm norm fix".split())

@@ -2,11 +2,19 @@
 object is (no import, no constructor in sight), its name often does: `optimizerG`, a
 `val_loader`, an `evaluate()` function. Every word list that a guess relies on lives here,
 with the reason it exists, so that all rules guess alike and a change reaches them all.
+The end of the module holds the names of PyTorch's and Python's own API that the analyses
+recognise exactly.
+
+Part of the analysis library (`torchlint.rules._analysis` re-exports it), but outside that
+package and free of LibCST: the project summaries (`torchlint.rules._summarize`) walk
+`ast` with this vocabulary, and a run that only summarises an edited module must not pay
+for importing LibCST and the library.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Iterable
 
 from torchlint.rule import FileContext
 
@@ -267,3 +275,85 @@ def says_scheduler(name: str | None) -> bool:
     not `noise_scheduler`, `ema_scheduler`, `wd_scheduler`."""
     tokens = name_tokens(name or "")
     return any(t.startswith("sched") for t in tokens) and not any(t in _NOT_LR_WORDS for t in tokens)
+
+
+# ---------------------------------------------------------------------------
+# The names of PyTorch's and Python's own API that the analyses recognise exactly (no
+# guess): the LibCST analyses (`devices`, `synchronization`, `timing`) and the project
+# summaries, which walk `ast` and must not import LibCST, read the same lists here.
+
+# A device string or a distributed backend that places work on CUDA.
+CUDA_TEXT = re.compile(r"^(cuda|nccl)\b")
+# Methods and builtins that bring a value back to the host: the tensor never meets the model.
+HOST_READS = frozenset({"item", "tolist", "numpy", "cpu"})
+# Reading these from a tensor gives host values (or a device), never device data.
+METADATA = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", "requires_grad"})
+# (`shape_as_tensor` gives a tensor's shape as a CPU tensor, as ONNX export traces it.)
+METADATA_CALLS = frozenset(
+    {"size", "dim", "numel", "nelement", "element_size", "get_device", "stride", "is_contiguous", "shape_as_tensor", "_shape_as_tensor"}
+)
+# Methods of a tensor whose arguments are sizes, dims or scalars, never other tensors.
+SCALAR_ARG_METHODS = frozenset(
+    """view reshape repeat expand unsqueeze squeeze permute transpose flatten unflatten float long int
+    half double bool byte contiguous clone detach flip roll narrow split chunk sum mean prod cumsum
+    cumprod clamp clamp_ tril triu tril_ triu_ repeat_interleave uniform_ normal_ fill_ random_
+    exponential_ bernoulli_ zero_ exp log sqrt abs neg sin cos softmax argmax argmin topk sort unbind
+    movedim""".split()
+)
+# Calls that select the process's current GPU.
+GPU_SELECTORS = frozenset({"set_device", "set_device_index"})
+# An environment variable that, set per process, leaves each process one GPU.
+VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
+
+
+def call_selects_gpu(callee: str, keywords: Iterable[str | None]) -> bool:
+    """A call that gives the process its own GPU, by its (qualified) callee and keyword
+    names: `torch.cuda.set_device(rank)`, `torch.cuda.device(rank)`, any call with
+    `device_id=` (`init_process_group`, FSDP)."""
+    return callee.rpartition(".")[2] in GPU_SELECTORS or callee.endswith("cuda.device") or "device_id" in keywords
+
+
+# Methods that wait for the GPU to finish the work queued so far: host reads, and the
+# `synchronize()` of a device, stream or event.
+WAITING_METHODS = HOST_READS | frozenset({"synchronize"})
+# `torch.<op>` functions that launch no kernels (or block anyway).
+TORCH_HOST_ONLY = frozenset(
+    """device manual_seed seed no_grad inference_mode enable_grad autocast load save compile
+    tensor as_tensor from_numpy is_tensor is_grad_enabled numel typename""".split()
+)
+TORCH_OP_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
+# Tensor methods that are unmistakably GPU compute (generic names such as `add` or `sum`
+# are left out: too many non-tensor objects have them).
+TENSOR_WORK = frozenset(
+    """matmul mm bmm mv addmm baddbmm einsum conv1d conv2d conv3d softmax log_softmax relu gelu
+    sigmoid tanh topk argmax argmin cumsum backward""".split()
+)
+# Calls that read the wall clock.
+WALL_CLOCKS = frozenset(
+    {
+        "time.time",
+        "time.time_ns",
+        "time.perf_counter",
+        "time.perf_counter_ns",
+        "time.monotonic",
+        "time.monotonic_ns",
+        "timeit.default_timer",
+        "datetime.datetime.now",
+        "datetime.datetime.utcnow",
+    }
+)
+
+
+def is_torch_op(callee: str) -> bool:
+    """`torch.matmul`, `torch.nn.functional.relu` (a qualified name): an op that launches kernels."""
+    parts = callee.split(".")
+    if len(parts) == 2 and parts[0] == "torch":
+        op = parts[1]
+        return (
+            op[:1].islower()
+            and not op.startswith(("set_", "get_", "is_", "_"))
+            and op not in TORCH_HOST_ONLY
+            # Factories launch at most a fill kernel: not the work anyone times.
+            and op not in TENSOR_FACTORIES
+        )
+    return callee.startswith(TORCH_OP_NAMESPACES) and len(parts) == len(TORCH_OP_NAMESPACES[0].split("."))
