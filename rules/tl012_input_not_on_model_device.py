@@ -107,6 +107,14 @@ class InputNotOnModelDevice(Rule):
     CONFIRMED_BY = ("TL101",)
 
     VALID = [
+        # sequence lengths stay on the host for packing
+        """
+        import torch
+        model = torch.load("rnn.pt").cuda()
+        def predict(padded_ids, ids):
+            lengths = torch.tensor([len(i) for i in ids])
+            return model(padded_ids.cuda(), lengths)
+        """,
         # tensors made from data are moved, or made on the model's device
         """
         import torch

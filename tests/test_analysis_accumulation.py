@@ -143,6 +143,12 @@ def test_runs_every_iteration_of_a_loop() -> None:
         ("    loss.backward()\n    if (i + 1) % k == 0:\n        opt.step()\n        opt.zero_grad()\n", None),
         # one clear runs on every iteration
         ("    opt.zero_grad()\n    loss.backward()\n    opt.step()\n    if i % 100 == 0:\n        opt.zero_grad()\n", None),
+        # both branches of the period clear
+        (
+            "    loss.backward()\n    opt.step()\n    if i % 100 == 0:\n        opt.zero_grad()\n"
+            "    else:\n        opt.zero_grad(set_to_none=False)\n",
+            None,
+        ),
         # a clear under a condition that is no period
         ("    loss.backward()\n    opt.step()\n    if retain:\n        opt.zero_grad()\n", None),
         # the discriminator's clear and step every 5 iterations; the generator's every iteration

@@ -185,11 +185,11 @@ def periodic_clear(ctx: FileContext, loop: cst.For | cst.While, step: cst.Call) 
     if len(steps) != 1 or not runs_every_iteration_of(idx, loop, steps[0]):
         return None
     clears = [e for e in events if e.node is not step and train.clears_gradients_of(e.node, step)]
-    periods = [every_n(idx, loop, clear) for clear in clears]
-    if not clears or any(period is None for period in periods):
+    periods = [period for clear in clears if (period := every_n(idx, loop, clear)) is not None]
+    # Clears under one branch of one period: an `else:` or a second condition may clear the rest.
+    if not clears or len(periods) != len(clears) or len({(id(p.guard), p.branch) for p in periods}) != 1:
         return None
-    period = periods[0]
-    return PeriodicClear(clears[0].node, period) if period is not None else None
+    return PeriodicClear(clears[0].node, periods[0])
 
 
 def named_condition(idx: Index, loop: cst.For | cst.While, test: cst.BaseExpression) -> cst.BaseExpression:

@@ -118,3 +118,13 @@ def call_taking(idx: Index, use: cst.CSTNode) -> cst.Call | None:
     parent = idx.parent(use)
     call = idx.parent(parent) if isinstance(parent, cst.Arg) else None
     return call if isinstance(call, cst.Call) else None
+
+
+def move_statement(statement: cst.Expr) -> tuple[str, cst.Call] | None:
+    """The name and the call of `x.to(device)` or `x.cuda()` written as a statement of its
+    own, whose result nothing keeps: a module moves itself, a tensor only returns a copy."""
+    call = statement.value
+    if not isinstance(call, cst.Call) or method_name(call) not in ("to", "cuda"):
+        return None
+    owner = receiver(call)
+    return (owner.value, call) if isinstance(owner, cst.Name) else None

@@ -20,6 +20,7 @@ from torchlint.rules._analysis.calls import (
     called_module,
     keyword,
     method_name,
+    move_statement,
     parameter_names,
     positional,
     receiver,
@@ -27,10 +28,10 @@ from torchlint.rules._analysis.calls import (
 from torchlint.rules._analysis.dataflow import bindings, target_names
 from torchlint.rules._analysis.devices import parallel_wraps, placements
 from torchlint.rules._analysis.index import Index, index
-from torchlint.rules._analysis.loaders import STAYS_PUT, TENSORS_FROM_DATA, calls_on_raw_data, move_statement
+from torchlint.rules._analysis.loaders import STAYS_PUT, TENSORS_FROM_DATA, calls_on_raw_data
 from torchlint.rules._analysis.modes import model_key
 from torchlint.rules._analysis.names import Imports, imports, last_name, string_text
-from torchlint.rules._vocabulary import TOKENIZER_WORDS, name_tokens
+from torchlint.rules._vocabulary import TOKENIZER_WORDS, name_tokens, says_length
 
 # Tokenizer methods that take `return_tensors=`; the others are read by their receiver's name.
 TOKENIZER_METHODS = frozenset("encode encode_plus batch_encode_plus pad apply_chat_template".split())
@@ -275,7 +276,9 @@ def _build_host_tensors(ctx: FileContext) -> list[HostTensor]:
     found: list[HostTensor] = []
     for assign in index(ctx).nodes(cst.Assign):
         made = host_conversion(assign.value, imps)
-        if made is not None:
+        names = [name.value for target in assign.targets for name in target_names(target.target)]
+        # Sequence lengths stay on the host on purpose: `pack_padded_sequence` wants them there.
+        if made is not None and not any(says_length(name) for name in names):
             found.append(HostTensor(assign, made))
     return found
 

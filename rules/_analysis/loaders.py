@@ -27,6 +27,7 @@ from torchlint.rules._analysis.calls import (
     callee_name,
     keyword,
     method_name,
+    move_statement,
     parameter_names,
     positional,
     receiver,
@@ -438,28 +439,18 @@ def batch_items(idx: Index, loop: cst.For) -> set[str]:
     from it (`for x, y in loader`), and those the loop body binds to an item or field of it
     (`X = t["X"]`, `x, y = batch.images, batch.labels`)."""
     target = batch_target(loop)
-    whole = {name.value for name in target_names(target)}
-    items = whole if isinstance(target, (cst.Tuple, cst.List)) else set()
+    bound = {name.value for name in target_names(target)}
+    items = set(bound) if isinstance(target, (cst.Tuple, cst.List)) else set()
     for assign in idx.within(loop.body, cst.Assign):
         if idx.scope(assign) is not idx.scope(loop):
             continue
         values = assign.value.elements if isinstance(assign.value, (cst.Tuple, cst.List)) else [assign.value]
         parts = [v.value if isinstance(v, cst.BaseElement) else v for v in values]
-        if not parts or not all(isinstance(v, (cst.Subscript, cst.Attribute)) and raw_batch(v, whole) for v in parts):
+        if not parts or not all(isinstance(v, (cst.Subscript, cst.Attribute)) and raw_batch(v, bound) for v in parts):
             continue
-        for target_ in assign.targets:
-            items.update(name.value for name in target_names(target_.target))
+        for assigned in assign.targets:
+            items.update(name.value for name in target_names(assigned.target))
     return items
-
-
-def move_statement(statement: cst.Expr) -> tuple[str, cst.Call] | None:
-    """The name and the call of `x.to(device)` or `x.cuda()` written as a statement of its
-    own, whose result nothing keeps: a module moves itself, a tensor only returns a copy."""
-    call = statement.value
-    if not isinstance(call, cst.Call) or method_name(call) not in ("to", "cuda"):
-        return None
-    owner = receiver(call)
-    return (owner.value, call) if isinstance(owner, cst.Name) else None
 
 
 def forgotten_batch_parts(idx: Index, funcs: Functions, loop: cst.For) -> set[str]:

@@ -30,6 +30,7 @@ from torchlint.rules._analysis.calls import (
     callee_name,
     keyword,
     method_name,
+    move_statement,
     parameter_names,
     positional,
     receiver,
@@ -232,14 +233,9 @@ class Networks:
         unused): only a module moves itself, a tensor's `.to()` returns a copy."""
         if self._moved_in_place is None:
             self._moved_in_place = frozenset(
-                name
-                for statement in self.idx.nodes(cst.Expr)
-                if isinstance(statement.value, cst.Call)
-                and method_name(statement.value) in ("to", "cuda")
-                and (owner := receiver(statement.value)) is not None
-                and (name := dotted(owner)) is not None
+                move[0] for statement in self.idx.nodes(cst.Expr) if (move := move_statement(statement)) is not None
             )
-        return dotted(expr) in self._moved_in_place
+        return isinstance(expr, cst.Name) and expr.value in self._moved_in_place
 
     def builds_module(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
         """`Net(...)`, `Net().to(device).eval()`, `model.cuda()`, `nn.DataParallel(net)`,

@@ -368,7 +368,9 @@ def _pipeline_to_host(call: cst.Call) -> bool:
     """`pipe(prompt).images`: an inference pipeline returns host data (diffusers' default
     `output_type="pil"`, `"np"`, a transformers pipeline's dicts), which waits for the GPU;
     not with `output_type="pt"` or `"latent"`, which stay on the device."""
-    if not PIPELINE_WORDS.intersection(name_tokens(last_name(call.func) or "")):
+    tokens = name_tokens(last_name(call.func) or "")
+    # `pipe`, `sd_pipeline`, not `data_pipeline` (a user's own preprocessing).
+    if not tokens or tokens[-1] not in PIPELINE_WORDS or "data" in tokens:
         return False
     output = keyword(call, "output_type")
     return output is None or string_text(output.value) in ("pil", "np", "numpy")
