@@ -194,6 +194,8 @@ TENSOR_FACTORIES = frozenset(
     """zeros ones empty full arange linspace logspace eye rand randn randint randperm zeros_like
     ones_like empty_like full_like rand_like randn_like randint_like""".split()
 )
+# torch functions that turn data (a list, an array) into a tensor: on the CPU unless given a `device=`.
+DATA_TO_TENSOR = frozenset({"tensor", "as_tensor", "from_numpy"})
 # Words in a network's code that mean eval mode changes what it computes: its layers, a
 # `self.training` branch, a `train` / `eval` override, layers that hold dropout inside.
 MODE_DEPENDENT = re.compile(

@@ -98,6 +98,11 @@ class UnsynchronizedTiming(Rule):
             start = time.time()
             images = pipe(prompt, num_inference_steps=2).images
             return time.time() - start
+        def time_outputs(pipe, prompt, kind):
+            pipe.to("cuda")
+            start = time.time()
+            outputs = pipe(prompt, output_type=kind).images  # host or device: unknown
+            return time.time() - start
         """,
         # Per-layer times between forward hooks that synchronize before each read.
         """

@@ -779,26 +779,13 @@ class InputNotOnModelDevice(Rule):
             if left is not None:
                 call, move, branch, meets = left
                 yield self.report(call, finder.branch_message(call, move, branch, meets, source))
-        for sample in an.dataset_samples(ctx):
-            found = finder.unmoved_sample_call(sample)
-            if found is not None:
-                call, move, inputs = found
-                dataset = cst.parse_expression(sample.dataset)
-                moved = "the batch" if sample.drawn else "the sample"
-                yield self.report(call, finder.message(call, move, inputs, dataset, moved=moved))
-        for encoded in an.tokenizer_outputs(ctx):
-            found = finder.unmoved_tokenizer_call(encoded)
-            if found is not None:
-                call, move, inputs = found
-                made = cst.Call(func=encoded.tokenizer.func, args=[cst.Arg(cst.Ellipsis())])
-                yield self.report(call, finder.message(call, move, inputs, made, moved="the tokenizer's output"))
         fed: set[int] = set()  # one finding per model call, however many of its inputs stay behind
-        for tensor in an.host_tensors(ctx):
-            found = finder.unmoved_host_tensor_call(tensor)
+        for calls, start, source, moved in _host_data(ctx, finder.idx):
+            found = finder.unmoved_host_data_call(calls, start)
             if found is not None and id(found[0]) not in fed:
                 call, move, inputs = found
                 fed.add(id(call))
-                yield self.report(call, finder.message(call, move, inputs, tensor.made, moved="the tensor"))
+                yield self.report(call, finder.message(call, move, inputs, source, moved=moved))
         for discarded in an.discarded_tensor_moves(ctx):
             found = finder.unmoved_after_discarded_move(discarded)
             if found is not None:
@@ -854,20 +841,13 @@ class _Finder:
                     break
         return min(found, key=lambda item: self.idx.order(item[0])) if found else None
 
-    def unmoved_sample_call(self, sample: an.DatasetSample) -> tuple[cst.Call, cst.Call, list[str]] | None:
-        """A moved model called on a dataset sample that nothing moved (`model(ds[0][0])`)."""
+    def unmoved_host_data_call(
+        self, calls: list[tuple[cst.Call, list[cst.BaseExpression]]], start: cst.CSTNode | None
+    ) -> tuple[cst.Call, cst.Call, list[str]] | None:
+        """A moved model called on host data bound outside a loader loop that nothing moved
+        (`model(ds[0][0])`, `model.generate(ids)`, `model(torch.tensor(ids))`)."""
         self.discarded = {}
-        return self._first_unmoved(an.calls_on_raw_sample(self.idx, sample), None)
-
-    def unmoved_tokenizer_call(self, output: an.TokenizerOutput) -> tuple[cst.Call, cst.Call, list[str]] | None:
-        """A moved model called on a tokenizer's output that nothing moved (`model.generate(ids)`)."""
-        self.discarded = {}
-        return self._first_unmoved(an.calls_on_tokenizer_output(self.idx, output), output.statement)
-
-    def unmoved_host_tensor_call(self, tensor: an.HostTensor) -> tuple[cst.Call, cst.Call, list[str]] | None:
-        """A moved model called on a tensor made from data on the CPU (`model(torch.tensor(ids))`)."""
-        self.discarded = {}
-        return self._first_unmoved(an.calls_on_host_tensor(self.idx, tensor), tensor.statement)
+        return self._first_unmoved(calls, start)
 
     def unmoved_after_discarded_move(self, moved: an.DiscardedMove) -> tuple[cst.Call, cst.Call, list[str]] | None:
         """A moved model called on a tensor whose move was thrown away (`img.to(device)`); the
@@ -956,6 +936,22 @@ class _Finder:
             f"`{loader}` and is never moved{unwrapped}: the forward pass fails with a device "
             f"mismatch; move {moved} first, e.g. `{fix}`"
         )
+
+
+def _host_data(
+    ctx: FileContext, idx: an.Index
+) -> Iterator[tuple[list[tuple[cst.Call, list[cst.BaseExpression]]], cst.CSTNode | None, cst.BaseExpression, str]]:
+    """Host data bound outside a loader loop: the calls that get it, where it starts (None: a
+    sample stays on the host until the call, so a model moved after it is taken counts), what
+    made it and what a message calls it."""
+    for sample in an.dataset_samples(ctx):
+        moved = "the batch" if sample.drawn else "the sample"
+        yield an.calls_on_raw_sample(idx, sample), None, cst.parse_expression(sample.dataset), moved
+    for encoded in an.tokenizer_outputs(ctx):
+        made = cst.Call(func=encoded.tokenizer.func, args=[cst.Arg(cst.Ellipsis())])
+        yield an.calls_on_tokenizer_output(idx, encoded), encoded.statement, made, "the tokenizer's output"
+    for tensor in an.host_tensors(ctx):
+        yield an.calls_after_binding(idx, tensor.statement), tensor.statement, tensor.made, "the tensor"
 
 
 def _move_fix(code: Callable[[cst.CSTNode], str], move: cst.Call, data: str) -> tuple[str, str]:

@@ -253,8 +253,9 @@ class TestHostTensors:
         found = [code(ctx, t.made) for t in an.host_tensors(ctx)]
         assert found == ([made] if made else [])
 
-    def test_no_torch_no_host_tensors(self) -> None:
-        assert an.host_tensors(context("x = tensor(ids)\n")) == []
+    def test_a_conversion_imported_by_name(self) -> None:
+        ctx = context("from torch import from_numpy as as_torch\nx = as_torch(image)\ny = tensor(ids)\n")
+        assert [code(ctx, t.made) for t in an.host_tensors(ctx)] == ["as_torch(image)"]
 
     def test_the_calls_that_still_get_the_cpu_tensor(self) -> None:
         ctx = context(
@@ -272,7 +273,7 @@ class TestHostTensors:
             """
         )
         (tensor,) = an.host_tensors(ctx)
-        calls = an.calls_on_host_tensor(an.index(ctx), tensor)
+        calls = an.calls_after_binding(an.index(ctx), tensor.statement)
         assert [code(ctx, c) for c, _ in calls if an.callee_name(c) == "model"] == [
             "model(padded)",
             "model(torch.stack(tensors, dim=0))",

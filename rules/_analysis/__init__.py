@@ -195,7 +195,6 @@ from torchlint.rules._analysis.inputs import (
     HostTensor as HostTensor,
     host_conversion as host_conversion,
     host_tensors as host_tensors,
-    calls_on_host_tensor as calls_on_host_tensor,
 )
 from torchlint.rules._analysis.batch_parts import (
     PartLeftByBranch as PartLeftByBranch,
@@ -216,6 +215,7 @@ from torchlint.rules._analysis.loaders import (
     calls_on_raw_batch as calls_on_raw_batch,
     calls_on_raw_data as calls_on_raw_data,
     calls_on_raw_sample as calls_on_raw_sample,
+    calls_after_binding as calls_after_binding,
     DatasetSample as DatasetSample,
     dataset_samples as dataset_samples,
     discarded_moves as discarded_moves,

@@ -28,10 +28,10 @@ from torchlint.rules._analysis.calls import (
 from torchlint.rules._analysis.dataflow import bindings, target_names
 from torchlint.rules._analysis.devices import parallel_wraps, placements
 from torchlint.rules._analysis.index import Index, index
-from torchlint.rules._analysis.loaders import STAYS_PUT, TENSORS_FROM_DATA, calls_on_raw_data
+from torchlint.rules._analysis.loaders import STAYS_PUT, TENSORS_FROM_DATA, calls_after_binding, calls_on_raw_data
 from torchlint.rules._analysis.modes import model_key
 from torchlint.rules._analysis.names import Imports, imports, last_name, string_text
-from torchlint.rules._vocabulary import TOKENIZER_WORDS, name_tokens, says_length
+from torchlint.rules._vocabulary import DATA_TO_TENSOR, TOKENIZER_WORDS, name_tokens, says_length
 
 # Tokenizer methods that take `return_tensors=`; the others are read by their receiver's name.
 TOKENIZER_METHODS = frozenset("encode encode_plus batch_encode_plus pad apply_chat_template".split())
@@ -40,10 +40,10 @@ RETURN_TENSOR = frozenset({"encode", "apply_chat_template"})
 # Tensor methods that keep a tensor where it is and that no `nn.Module` has (it has
 # `float()`, `half()`, `double()`): what they return is a tensor.
 TENSOR_ONLY_METHODS = STAYS_PUT - {"float", "double", "half"}
-# `torch` functions that turn data (a list, an array) into a tensor on the CPU unless given a
-# `device=`, and the constructors of its CPU tensor types (`torch.LongTensor(ids)`).
-HOST_CONVERSIONS = frozenset("tensor as_tensor from_numpy Tensor".split()) | frozenset(
-    f"{kind}Tensor" for kind in "Float Double Half BFloat16 Long Int Short Byte Char Bool".split()
+# What makes a CPU tensor from data: a conversion without a `device=`, or the constructor of
+# a CPU tensor type (`torch.LongTensor(ids)`).
+CPU_TENSOR_MAKERS = DATA_TO_TENSOR | frozenset(
+    f"{kind}Tensor" for kind in " Float Double Half BFloat16 Long Int Short Byte Char Bool".split(" ")
 )
 
 
@@ -182,9 +182,7 @@ def calls_on_tokenizer_output(idx: Index, output: TokenizerOutput) -> list[tuple
     """The calls after `output` is bound, in its scope, with the arguments that still hold the
     tokenizer's CPU tensors (as `calls_on_raw_batch` follows a batch); `enc.to(device)` moves
     a `BatchEncoding` in place."""
-    raw = {name.value for target in output.statement.targets for name in target_names(target.target)}
-    scope = idx.scope(output.statement)
-    return calls_on_raw_data(idx, scope, raw, scope, after=idx.order(output.statement), moved_in_place=output.encodings)
+    return calls_after_binding(idx, output.statement, moved_in_place=output.encodings)
 
 
 @dataclass(frozen=True)
@@ -256,7 +254,7 @@ def host_conversion(expr: cst.BaseExpression, imps: Imports) -> cst.Call | None:
         if inner is not None:
             return inner
     module, _, function = (imps.qualify(expr.func) or "").rpartition(".")
-    if module != "torch" or function not in HOST_CONVERSIONS:
+    if module != "torch" or function not in CPU_TENSOR_MAKERS:
         return None
     # `torch.as_tensor(x, dtype, device)` may place it positionally.
     if keyword(expr, "device") is not None or len(positional(expr)) != 1 or any(arg.star for arg in expr.args):
@@ -282,10 +280,3 @@ def _build_host_tensors(ctx: FileContext) -> list[HostTensor]:
             found.append(HostTensor(assign, made))
     return found
 
-
-def calls_on_host_tensor(idx: Index, tensor: HostTensor) -> list[tuple[cst.Call, list[cst.BaseExpression]]]:
-    """The calls after `tensor` is bound, in its scope, with the arguments that still hold it
-    on the CPU (as `calls_on_raw_batch` follows a batch)."""
-    raw = {name.value for target in tensor.statement.targets for name in target_names(target.target)}
-    scope = idx.scope(tensor.statement)
-    return calls_on_raw_data(idx, scope, raw, scope, after=idx.order(tensor.statement))

@@ -41,6 +41,7 @@ from torchlint.rules._analysis.totals import binding_before
 from torchlint.rules._analysis.names import calls_to, dotted, imports, last_name, mentions
 from torchlint.rules._analysis.training import unwrap_iterable
 from torchlint.rules._vocabulary import (
+    DATA_TO_TENSOR,
     DATA_HOOKS,
     DEVICE_LOADER_METHODS,
     KNOWN_COLLATORS,
@@ -65,7 +66,7 @@ STAYS_PUT = frozenset(
 IN_MEMORY_DATASETS = frozenset({"TensorDataset"})
 # Functions that join tensors into one on the device they share: `torch.stack(items)`.
 JOINS = frozenset({"stack", "cat", "pad_sequence"})
-TENSORS_FROM_DATA = TENSOR_FACTORIES | frozenset({"tensor", "as_tensor", "from_numpy", "stack", "cat"})
+TENSORS_FROM_DATA = TENSOR_FACTORIES | DATA_TO_TENSOR | frozenset({"stack", "cat"})
 
 
 class LoaderData:
@@ -256,12 +257,21 @@ def calls_on_raw_batch(
     return calls_on_raw_data(idx, loop.body, raw, idx.scope(loop), funcs=funcs)
 
 
+def calls_after_binding(
+    idx: Index, statement: cst.Assign, moved_in_place: frozenset[str] = frozenset()
+) -> list[tuple[cst.Call, list[cst.BaseExpression]]]:
+    """The calls after `statement` binds host data (a sample, a tokenizer's output, a tensor
+    made from data), in its scope, with the arguments that still hold that data as it was
+    bound (as `calls_on_raw_batch` follows a batch); see `calls_on_raw_data` for
+    `moved_in_place`."""
+    raw = {name.value for target in statement.targets for name in target_names(target.target)}
+    scope = idx.scope(statement)
+    return calls_on_raw_data(idx, scope, raw, scope, after=idx.order(statement), moved_in_place=moved_in_place)
+
+
 def calls_on_raw_sample(idx: Index, sample: DatasetSample) -> list[tuple[cst.Call, list[cst.BaseExpression]]]:
-    """The calls after a dataset sample is taken, in its scope, with the arguments that still
-    hold the sample as the dataset gave it (as `calls_on_raw_batch` follows a batch)."""
-    raw = {name.value for target in sample.statement.targets for name in target_names(target.target)}
-    scope = idx.scope(sample.statement)
-    return calls_on_raw_data(idx, scope, raw, scope, after=idx.order(sample.statement))
+    """The calls after a dataset sample is taken that still get it as the dataset gave it."""
+    return calls_after_binding(idx, sample.statement)
 
 
 # How deep `calls_on_raw_data` follows raw data into local helpers (`step` -> `forward_loss`).

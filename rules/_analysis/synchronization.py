@@ -373,4 +373,8 @@ def _pipeline_to_host(call: cst.Call) -> bool:
     if not tokens or tokens[-1] not in PIPELINE_WORDS or "data" in tokens:
         return False
     output = keyword(call, "output_type")
-    return output is None or string_text(output.value) in ("pil", "np", "numpy")
+    if output is None:
+        return True
+    # An output type chosen at run time may be either: unknown stays silent.
+    kind = string_text(output.value)
+    return kind is None or kind in ("pil", "np", "numpy")
