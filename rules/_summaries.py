@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
@@ -96,9 +97,24 @@ def _attribute_entry(ctx: FileContext, project: ProjectView, expr: cst.BaseExpre
     name = an.dotted(expr)
     if name is None or name.count(".") < (2 if name.startswith("self.") else 1):
         return None
-    head = 2 if name.startswith("self.") else 1
-    parts = name.split(".")
-    attribute, inner, method = ".".join(parts[:head]), parts[head:-1], parts[-1]
+    holder, _, method = name.rpartition(".")
+    return _held_method(ctx, project, holder, method)
+
+
+def _held_method(ctx: FileContext, project: ProjectView, holder: str, method: str) -> Entry | None:
+    """The method `method` of the one project class whose instances `holder` (`model`,
+    `self.helper`, `self.tracker.losses`) holds in this file."""
+    owner = _held_class(ctx, project, holder)
+    return _method(ctx, owner, method) if owner is not None else None
+
+
+def _held_class(ctx: FileContext, project: ProjectView, holder: str) -> Entry | None:
+    """The one project class whose instances `holder` holds in this file."""
+    head = 2 if holder.startswith("self.") else 1
+    parts = holder.split(".")
+    if len(parts) < head:
+        return None
+    attribute, inner = ".".join(parts[:head]), parts[head:]
     values = an.assigned_values(ctx).get(attribute, [])
     imps = an.imports(ctx)
     owners = {}
@@ -115,7 +131,7 @@ def _attribute_entry(ctx: FileContext, project: ProjectView, expr: cst.BaseExpre
         found = project.lookup(held[0], found.module) if found is not None and len(held) == 1 else None
         if found is None or found.kind != "class":
             return None
-    return _method(ctx, found, method) if found is not None else None
+    return found
 
 
 def _instance_class(project: ProjectView, imps: an.Imports, value: cst.BaseExpression) -> Entry | None:
@@ -308,10 +324,7 @@ def totaled_arguments(ctx: FileContext, call: cst.Call) -> list[cst.BaseExpressi
     entry = entry_for(ctx, call.func)
     if entry is None or entry.kind != "function":
         return []
-    params = entry.data.get("params", [])
-    if params[:1] == ["self"]:
-        params = params[1:]
-    bound = _bound_arguments(params, call)
+    bound = _bound_arguments(entry.data.get("params", []), call)
     return [bound[param] for param in entry.data.get("totals_params", ()) if param in bound]
 
 
@@ -326,8 +339,7 @@ def placed_arguments(ctx: FileContext, call: cst.Call) -> list[cst.BaseExpressio
     Empty when what it runs is unknown (an installed package's function)."""
     found: list[cst.BaseExpression] | None = None
     for entry in _functions_run(ctx, call):
-        params = entry.data.get("params", [])
-        bound = _bound_arguments(params[1:] if params[:1] == ["self"] else params, call)
+        bound = _bound_arguments(entry.data.get("params", []), call)
         moved = [bound[param] for param in entry.data.get("places_params", ()) if param in bound]
         found = moved if found is None else [arg for arg in found if any(arg is m for m in moved)]
     return found or []
@@ -404,19 +416,93 @@ def runs_with_gradients(ctx: FileContext, call: cst.Call, key: str) -> bool:
     return any(an.dotted(bound[param]) == key for param in data.get("runs", ()) if param in bound)
 
 
-def modes_left(ctx: FileContext, call: cst.Call) -> list[tuple[cst.BaseExpression, str]]:
+def trained_by(ctx: FileContext, call: cst.Call) -> list[cst.BaseExpression]:
+    """What a call of a project function or method that back-propagates and steps an
+    optimizer trains: the object whose method it is (`model.train_emb(x)`: `model`) and
+    the arguments bound to parameters that it runs (`train_step(model, batch)`); empty
+    when the call does not train or is unknown."""
+    entry = entry_for(ctx, call.func)
+    if entry is None or entry.kind != "function" or not {"backward", "steps"} <= effects(ctx, entry):
+        return []
+    bound = _bound_arguments(entry.data.get("params", []), call)
+    trained = [bound[param] for param in entry.data.get("runs", ()) if param in bound]
+    if isinstance(call.func, cst.Attribute) and not an.imports(ctx).is_imported(call.func):
+        trained.append(call.func.value)
+    return trained
+
+
+@dataclass(frozen=True)
+class ModeLeft:
+    """An argument that a call leaves in a mode, and the method whose call switched it
+    (`eval`, `train`, or a wrapper's own: `val_start`)."""
+
+    argument: cst.BaseExpression
+    mode: str  # "eval", "train" or "either" (`model.train(flag)`)
+    switch: str
+
+
+def modes_left(ctx: FileContext, call: cst.Call) -> list[ModeLeft]:
     """The arguments that a call of a project function leaves in another mode, each with
     the mode its last switch in that function sets: "eval" (`evaluate(model, loader)` that
-    calls `model.eval()`), "train", or "either" (`model.train(flag)`)."""
+    calls `model.eval()`, or `model.val_start()` of a project wrapper class whose method
+    calls `self.encoder.eval()`), "train", or "either" (`model.train(flag)`)."""
     entry = entry_for(ctx, call.func)
     if entry is None or entry.kind != "function":
         return []
     bound = _bound_arguments(entry.data.get("params", []), call)
-    return [
-        (bound[param], mode if mode in ("eval", "train") else "either")
-        for param, mode in entry.data.get("mode_params", {}).items()
-        if param in bound
-    ]
+    left = []
+    for param, mode in entry.data.get("mode_params", {}).items():
+        if param not in bound:
+            continue
+        switch = "train" if mode == "train" else "eval"
+        if mode.startswith("method:"):
+            switch = mode.partition(":")[2]
+            mode = _method_mode(ctx, bound[param], switch)
+        if mode is not None:
+            left.append(ModeLeft(bound[param], mode if mode in ("eval", "train") else "either", switch))
+    return left
+
+
+def _method_mode(ctx: FileContext, holder: cst.BaseExpression, method: str) -> str | None:
+    """The mode that calling `holder.method()` leaves (`model.val_start()` of a wrapper whose
+    method calls `self.encoder.eval()`): None when the class or the method is unknown or
+    switches no mode."""
+    project, name = view(ctx), an.dotted(holder)
+    entry = _held_method(ctx, project, name, method) if project is not None and name else None
+    return _mode_of(effects(ctx, entry)) if entry is not None else None
+
+
+def object_mode_left(ctx: FileContext, call: cst.Call) -> str | None:
+    """The mode that a call of a project wrapper's method leaves its object's networks in
+    (`model.val_start()` whose definition calls `self.encoder.eval()`): "eval", "train",
+    "either", or None (unknown, or no switch)."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value in ("eval", "train") or an.imports(ctx).is_imported(func):
+        return None
+    entry = entry_for(ctx, func)
+    return _mode_of(effects(ctx, entry)) if entry is not None and entry.kind == "function" else None
+
+
+def _mode_of(done: frozenset[str]) -> str | None:
+    switched = done & {"sets_eval", "sets_train"}
+    if not switched:
+        return None
+    return "eval" if switched == {"sets_eval"} else "train" if switched == {"sets_train"} else "either"
+
+
+def train_switch(ctx: FileContext, holder: cst.BaseExpression) -> str | None:
+    """The method that puts what `holder` holds back in train mode: `train` for a network or
+    anything unknown, a project wrapper class's own method that only switches its networks
+    to train mode (`train_start`), None for a wrapper class without one."""
+    project, name = view(ctx), an.dotted(holder)
+    owner = _held_class(ctx, project, name) if project is not None and name else None
+    if owner is None or is_module_class(ctx, owner):
+        return "train"
+    for method in owner.data.get("methods", {}):
+        found = _method(ctx, owner, method)
+        if found is not None and _mode_of(effects(ctx, found)) == "train" and not {"backward", "steps"} & effects(ctx, found):
+            return str(method)
+    return None
 
 
 def evaluates_in_train_mode(ctx: FileContext, call: cst.Call) -> list[cst.BaseExpression]:
@@ -433,7 +519,7 @@ def evaluates_in_train_mode(ctx: FileContext, call: cst.Call) -> list[cst.BaseEx
         return []
     params = entry.data.get("params", [])
     instance = an.receiver(call) if params[:1] == ["self"] else None
-    bound = _bound_arguments(params[1:] if instance is not None else params, call)
+    bound = _bound_arguments(params, call)
     found: list[cst.BaseExpression] = [bound[param] for param in entry.data.get("runs", ()) if param in bound]
     if instance is not None:
         found.extend(
@@ -557,6 +643,8 @@ def _number(expr: cst.BaseExpression) -> float | None:
 def _bound_arguments(params: list[str], call: cst.Call | None) -> dict[str, cst.BaseExpression]:
     if call is None:
         return {}
+    if params[:1] in (["self"], ["cls"]):  # a method called on its object: `helper.run(model)`
+        params = params[1:]
     bound: dict[str, cst.BaseExpression] = {}
     for param, arg in zip(params, an.positional(call)):
         bound[param] = arg.value

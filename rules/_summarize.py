@@ -22,7 +22,7 @@ and parses nothing (a re-run after editing a helper) never pays LibCST's import.
  "sets_epoch": bool}        # calls a `set_epoch`, `accelerator.prepare`, or imports a framework that does
 function: {"kind": "function", "params": [...], "effects": [...], "calls": [...],
            "passes": {called: [positions of the call's arguments that are own parameters]},
-           "mode_params": {param: "eval" | "train" | "flag:<param>"},
+           "mode_params": {param: "eval" | "train" | "flag:<param>" | "method:<name>"},
            "runs": [params and `self.<attr>` it calls: `model(x)`, `self.net.forward(x)`, `self.log(x)`],
            "returns": [...],
            "returns_backpropagated": bool,  # every return hands back a loss it back-propagated
@@ -735,6 +735,11 @@ class _Walk:
                 moved = _dotted(owner)
                 if moved in target.params:
                     target.modes[moved] = mode
+        elif owner is not None and not call.args and not call.keywords and vocabulary.name_says_mode_method(method):
+            # `model.val_start()` on a parameter: its class, known at the call site, says the mode.
+            switched = _dotted(owner)
+            if switched in target.params and switched not in ("self", "cls"):
+                target.modes[switched] = f"method:{method}"
 
 
 def _is_false(expr: ast.expr) -> bool:

@@ -93,6 +93,16 @@ _EVALUATION_WORDS = frozenset("eval evaluate evaluation validate validation vali
 RUNNER_WORDS = frozenset("trainer runner engine solver agent experiment learner evaluator tester validator".split())
 
 
+_MODE_METHOD_WORDS = _EVALUATION_WORDS | {"train", "training"}
+
+
+def name_says_mode_method(name: str) -> bool:
+    """A method whose name may say it switches its object's networks to a mode
+    (`model.val_start()`, `model.set_eval()`, `wrapper.train_mode()`); what it does is
+    read from its definition."""
+    return name not in ("eval", "train") and any(t in _MODE_METHOD_WORDS for t in name_tokens(name))
+
+
 def name_says_evaluation(name: str | None) -> bool:
     """`evaluate`, `validate_epoch`, `run_val`, `test`, `eval_model`, `inference`."""
     return bool(name) and any(t in _EVALUATION_WORDS for t in name_tokens(name or ""))

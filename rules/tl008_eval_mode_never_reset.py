@@ -16,8 +16,11 @@ class EvalModeNeverReset(Rule):
     model in evaluation mode with `model.eval()`, directly, through a local `evaluate()` /
     `validate()` helper, or through a function of another module of the project that is
     given the model and leaves it in eval mode, but never call `model.train()` (or `model.train(True)`) again before
-    the next training step of the same model. The finding points at the loop, where
-    `model.train()` belongs.
+    the next training step of the same model. A model wrapper of the project (a plain class
+    holding the networks) counts with its own switches and steps: `model.val_start()` whose
+    definition calls `self.encoder.eval()`, `model.train_emb(x)` that back-propagates and
+    steps; the message and the fix then name its train switch (`model.train_start()`). The
+    finding points at the loop, where `model.train()` belongs.
 
     ## Why is this bad?
     `model.eval()` is a switch, not a scope: it stays on until `model.train()` is called. Every
@@ -74,7 +77,8 @@ class EvalModeNeverReset(Rule):
     NAME = "eval-mode-never-reset"
     SUMMARY = "Model put in eval mode inside the training loop and never switched back to train mode"
     # Or a word of an evaluation helper's name: another module's `evaluate(model)` may switch.
-    TRIGGERS = (("eval", ".train(", "valid", "test"), ("backward",), (".step(",))
+    # Or "train" for "backward" and ".step(": a training step of another module (`model.train_step(x)`).
+    TRIGGERS = (("eval", ".train(", "valid", "test"), ("backward", "train"), (".step(", "train"))
     CONFIRMED_BY = ("TL008",)
 
     VALID = [
@@ -598,7 +602,7 @@ class EvalModeNeverReset(Rule):
 
     def check(self, ctx: FileContext) -> Iterator[Report]:
         train = an.training(ctx)
-        if not train.backward or not train.steps:
+        if not (train.backward and train.steps) and sm.any_call_has(ctx, an.index(ctx).nodes(cst.Call), "steps") is None:
             return
         checker = _Checker(ctx, train)
         reported: set[int] = set()
@@ -625,21 +629,30 @@ class _Checker:
 
     def check_loop(self, loop: cst.For | cst.While) -> Iterator[tuple[cst.CSTNode, str, FixSpec | None]]:
         body = loop.body
-        if not self.train.events_in(self.train.backward, body, self.funcs):
-            return
-        if not self.train.events_in(self.train.steps, body, self.funcs):
-            return
         parts = self.iterations.parts(body, self.train.stepped)
+        # A training step in another module: `model.train_emb(x)` of a wrapper class.
+        project_steps = [(p, step) for p in parts for step in self.iterations.project_steps(p)]
+        trains_here = self.train.events_in(self.train.backward, body, self.funcs) and self.train.events_in(
+            self.train.steps, body, self.funcs
+        )
+        if not (trains_here or project_steps):
+            return
         calls = [(p, call) for p in parts for call in self.iterations.own_calls(p)]
         if any(id(call) in self.resets for _, call in calls):
             return
         # Calls of project functions (another module's `evaluate(model, loader)`) switch
         # the models passed to them as their summaries say.
-        left = [(p, call, arg, mode) for p, call in calls for arg, mode in sm.modes_left(self.ctx, call)]
-        if any(mode != "eval" for *_, mode in left) or sm.any_call_has(self.ctx, (c for _, c in calls), "sets_train"):
+        left = [(p, call, m) for p, call in calls for m in sm.modes_left(self.ctx, call)]
+        if any(m.mode != "eval" for *_, m in left) or sm.any_call_has(self.ctx, (c for _, c in calls), "sets_train"):
             return
-        evals = [(p, call, self.evals[id(call)].target) for p, call in calls if id(call) in self.evals]
-        evals += [(p, call, arg) for p, call, arg, _ in left]
+        evals = [(p, call, self.evals[id(call)].target, "eval") for p, call in calls if id(call) in self.evals]
+        evals += [(p, call, m.argument, m.switch) for p, call, m in left]
+        # A wrapper's own switch called in the loop: `model.val_start()`.
+        evals += [
+            (p, call, call.func.value, call.func.attr.value)
+            for p, call in calls
+            if isinstance(call.func, cst.Attribute) and sm.object_mode_left(self.ctx, call) == "eval"
+        ]
         if not evals:
             return
         used = {
@@ -648,9 +661,13 @@ class _Checker:
             if not self.evaluations.is_evaluation_function(p.root)
             for expr in an.runs_with_gradients(self.idx, self.imps, p.root)
         }
+        used |= {
+            an.model_key(p.translate(expr) or expr) for p, step in project_steps for expr in sm.trained_by(self.ctx, step)
+        }
         fresh = {an.model_key(t) for p in parts for t in self._call_assigned(p.root)}
         backwards = [(p, b) for p in parts for b in self.train.backward if self.iterations.owns(p, b)]
-        for part, call, switched in evals:
+        backwards += project_steps
+        for part, call, switched, switch in evals:
             reported = part.path[0] if part.path else call
             target = part.translate(switched)
             key = an.model_key(target)
@@ -661,7 +678,8 @@ class _Checker:
             after = any(self.iterations.before((*bp.path, b), (*part.path, call)) for bp, b in backwards)
             if not (after or self.evaluations.serves_evaluation(call, part.root)):
                 continue
-            yield call, self._message(call, reported, target), self._fix(loop, target, after, reported)
+            resume = sm.train_switch(self.ctx, target) if target is not None else "train"
+            yield call, self._message(call, reported, target, switch, resume), self._fix(loop, target, after, reported, resume)
 
     def _call_assigned(self, root: cst.CSTNode) -> list[cst.BaseExpression]:
         """Targets given a new object (`model = Net()`) in `root`: a fresh module starts in train mode."""
@@ -672,24 +690,29 @@ class _Checker:
             for target in assign.targets
         ]
 
-    def _message(self, call: cst.Call, reported: cst.CSTNode, target: cst.BaseExpression | None) -> str:
+    def _message(
+        self, call: cst.Call, reported: cst.CSTNode, target: cst.BaseExpression | None, switch: str, resume: str | None
+    ) -> str:
         code = self.ctx.module.code_for_node
         model = code(target) if target is not None else code(call.func.value)  # type: ignore[attr-defined]
-        switch = f"`{_short(code(call))}`"
-        if id(call) not in self.evals:
-            switch = f"`{_short(code(call))}` calls `{model}.eval()`, which"
+        switched = f"`{_short(code(call))}`"
+        if code(call) != f"{model}.{switch}()":
+            switched = f"`{_short(code(call))}` calls `{model}.{switch}()`, which"
         elif reported is not call:
-            switch = f"`{_short(code(reported))}` calls {switch}, which"
+            switched = f"`{_short(code(reported))}` calls {switched}, which"
+        again = f"calls `{model}.{resume}()` again" if resume else "puts it back in train mode"
+        fix = f"call `{model}.{resume}()`" if resume else "switch it back to train mode"
         return (
-            f"{switch} puts `{model}` in eval mode inside this training loop and nothing in the loop calls "
-            f"`{model}.train()` again: every later iteration trains with dropout off and batch-norm "
-            f"statistics frozen; call `{model}.train()` in this loop before the training step"
+            f"{switched} puts `{model}` in eval mode inside this training loop and nothing in the loop {again}: "
+            f"every later iteration trains with dropout off and batch-norm statistics frozen; "
+            f"{fix} in this loop before the training step"
         )
 
     def _fix(
-        self, loop: cst.For | cst.While, target: cst.BaseExpression | None, after: bool, reported: cst.CSTNode
+        self, loop: cst.For | cst.While, target: cst.BaseExpression | None, after: bool, reported: cst.CSTNode,
+        resume: str | None,
     ) -> FixSpec | None:
-        if target is None or an.dotted(target) is None or not isinstance(loop.body, cst.IndentedBlock):
+        if target is None or an.dotted(target) is None or resume is None or not isinstance(loop.body, cst.IndentedBlock):
             return None
         statements = list(loop.body.body)
         if after:
@@ -702,10 +725,10 @@ class _Checker:
             if top is None or not trains or trains[0] <= top:
                 return None
             position = trains[0]
-        replacement = an.insert_statement(loop.body, position, f"{an.dotted(target)}.train()")
+        replacement = an.insert_statement(loop.body, position, f"{an.dotted(target)}.{resume}()")
         if replacement is None:
             return None
-        return FixSpec(f"call `{an.dotted(target)}.train()` before the training step", (replacement,))
+        return FixSpec(f"call `{an.dotted(target)}.{resume}()` before the training step", (replacement,))
 
 
 def _short(code: str, limit: int = 40) -> str:

@@ -122,6 +122,27 @@ def test_mode_set_on_a_parameter_and_by_a_flag() -> None:
     assert found["evaluate"]["mode_params"] == {"net": "eval"}
 
 
+def test_a_mode_method_called_on_a_parameter_is_recorded_for_its_class_to_answer() -> None:
+    found = summary(
+        """
+        def encode(model, loader):
+            model.val_start()
+            model.logger = None
+            model.reset()
+
+        def resume(model):
+            model.val_start()
+            model.train()
+
+        def step(model, x):
+            model.train_emb(x)
+        """
+    )["defs"]
+    assert found["encode"]["mode_params"] == {"model": "method:val_start"}
+    assert found["resume"]["mode_params"] == {"model": "train"}  # the last switch is the last word
+    assert found["step"]["mode_params"] == {}  # given arguments: a step, not a switch
+
+
 def test_runs_names_the_parameters_and_attributes_called_as_modules() -> None:
     found = summary(
         """

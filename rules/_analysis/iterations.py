@@ -61,8 +61,15 @@ class Iterations:
     """What an iteration of each loop of one module runs, and in which order."""
 
     def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
         self.idx = index(ctx)
         self.funcs = functions(ctx)
+
+    def project_steps(self, part: Part) -> list[cst.Call]:
+        """The calls of `part` that run a training step in another module: a project
+        function or method that back-propagates and steps an optimizer
+        (`model.train_emb(images, captions)` of a wrapper class)."""
+        return [call for call in self.own_calls(part) if {"backward", "steps"} <= sm.call_effects(self.ctx, call)]
 
     def parts(self, body: cst.CSTNode, running_closures: Collection[int] = ()) -> list[Part]:
         """The loop body and every local function one iteration may call; the ids in
