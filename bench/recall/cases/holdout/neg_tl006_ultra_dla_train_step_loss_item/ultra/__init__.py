@@ -1,0 +1,2 @@
+from ultra import learning_algorithm
+from ultra import utils

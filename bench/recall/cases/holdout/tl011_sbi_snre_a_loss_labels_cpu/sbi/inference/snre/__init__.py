@@ -1,0 +1,1 @@
+from sbi.inference.snre.snre_a import SNRE_A

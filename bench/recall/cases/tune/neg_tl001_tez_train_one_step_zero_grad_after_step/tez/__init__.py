@@ -1,0 +1,1 @@
+from tez.model import Model
